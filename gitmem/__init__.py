@@ -1,0 +1,7 @@
+"""gitmem: a Git-native long-term memory for AI coding agents."""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

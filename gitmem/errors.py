@@ -1,0 +1,62 @@
+"""The one error family gitmem raises, and the exit codes the CLI maps it to.
+
+Expected outcomes are return values; these are for requests gitmem refuses.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_BUG",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "GitmemError",
+    "NotFound",
+    "RecordInvalid",
+    "SecretFound",
+    "StoreMissing",
+    "UsageError",
+]
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_BUG = 3
+EXIT_INTERRUPTED = 130
+
+
+class GitmemError(Exception):
+    """A request gitmem refused. The message names the object and the next step."""
+
+    exit_code = EXIT_REFUSED
+
+
+class UsageError(GitmemError):
+    """The request itself is malformed (bad flag value, unparseable date, ...)."""
+
+    exit_code = EXIT_USAGE
+
+
+class StoreMissing(GitmemError):
+    """No gitmem store where one was expected."""
+
+
+class NotFound(GitmemError):
+    """No record (or commit) matches what was asked for."""
+
+
+class RecordInvalid(GitmemError):
+    """One or more records break the format or their schema."""
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class SecretFound(GitmemError):
+    """A write would put a credential into git history."""
+
+    def __init__(self, message: str, findings: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.findings = findings

@@ -1,0 +1,376 @@
+"""Everything gitmem asks of git's object store, through pygit2 (the only module that imports it).
+
+A write builds new trees from HEAD's tree with one TreeBuilder per directory on the changed
+paths, so its cost grows with the depth of the layout and the size of the directories it
+touches, not with the size of the store. The commit then moves the branch (libgit2 refuses if
+the branch moved meanwhile), and the work tree and the git index are brought to the new HEAD
+for exactly the paths written, so `git status` stays clean and a person's unrelated edits are
+left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from gitmem.errors import GitmemError, StoreMissing
+
+__all__ = [
+    "Change",
+    "Commit",
+    "GitRepo",
+    "Identity",
+    "PathStatus",
+]
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    id: str
+    parents: tuple[str, ...]
+    author: Identity
+    committer: Identity
+    authored: datetime
+    committed: datetime
+    message: str
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    def trailers(self) -> dict[str, str]:
+        """`Key: value` lines of the last paragraph; the first value wins for repeated keys."""
+        paragraphs = self.message.strip().split("\n\n")
+        out: dict[str, str] = {}
+        if len(paragraphs) < 2:
+            return out
+        for line in paragraphs[-1].splitlines():
+            key, sep, value = line.partition(": ")
+            if sep and key and " " not in key:
+                out.setdefault(key, value.strip())
+        return out
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs between two commits."""
+
+    path: str
+    old: str | None  # blob id before, None when added
+    new: str | None  # blob id after, None when deleted
+
+
+@dataclass(frozen=True)
+class PathStatus:
+    path: str
+    state: str  # "modified", "added", "deleted"
+
+
+def _identity(sig: pygit2.Signature) -> Identity:
+    return Identity(sig.name, sig.email)
+
+
+def _time(sig: pygit2.Signature) -> datetime:
+    return datetime.fromtimestamp(sig.time, UTC)
+
+
+class GitRepo:
+    """A non-bare repository with a work tree, opened once and reused for many operations."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+        workdir = repo.workdir
+        if workdir is None:
+            raise StoreMissing(f"{repo.path} is a bare repository; a store needs a work tree")
+        self.root = Path(workdir).resolve()
+        self.git_dir = Path(repo.path).resolve()
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path) -> GitRepo:
+        if not (root / ".git").exists():
+            raise StoreMissing(f"no git repository at {root}")
+        try:
+            repo = pygit2.Repository(str(root), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        except pygit2.GitError as exc:
+            raise StoreMissing(f"cannot open the git repository at {root}: {exc}") from exc
+        return cls(repo)
+
+    @classmethod
+    def init(cls, root: Path, branch: str = "main") -> GitRepo:
+        repo = pygit2.init_repository(str(root), bare=False, initial_head=branch)
+        return cls(repo)
+
+    def config_identity(self) -> Identity | None:
+        config = self._repo.config
+        try:
+            return Identity(config["user.name"], config["user.email"])
+        except KeyError:
+            return None
+
+    def set_config(self, key: str, value: str) -> None:
+        self._repo.config[key] = value
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        try:
+            return str(self._repo.head.target)
+        except (pygit2.GitError, KeyError):
+            return None
+
+    def branch(self) -> str:
+        ref = self._repo.lookup_reference("HEAD")
+        target = ref.target if isinstance(ref.target, str) else "HEAD"
+        return target.removeprefix("refs/heads/")
+
+    def resolve(self, rev: str) -> str | None:
+        """A commit id for a ref, a (short) hash or a revision expression; None if none."""
+        try:
+            obj = self._repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+        return str(commit.id)
+
+    def commit(self, commit_id: str) -> Commit:
+        c = self._repo[commit_id]
+        return Commit(
+            id=str(c.id),
+            parents=tuple(str(p) for p in c.parent_ids),
+            author=_identity(c.author),
+            committer=_identity(c.committer),
+            authored=_time(c.author),
+            committed=_time(c.committer),
+            message=c.message,
+        )
+
+    def blob_at(self, commit_id: str, path: str) -> bytes | None:
+        entry_id = self.entry_id(commit_id, path)
+        return None if entry_id is None else self.blob(entry_id)
+
+    def entry_id(self, commit_id: str, path: str) -> str | None:
+        tree = self._repo[commit_id].peel(pygit2.Tree)
+        try:
+            entry = tree[path]
+        except KeyError:
+            return None
+        return str(entry.id) if entry.type_str == "blob" else None
+
+    def blob(self, blob_id: str) -> bytes:
+        data: bytes = self._repo[blob_id].data
+        return data
+
+    def files(self, commit_id: str | None, prefix: str) -> Iterator[tuple[str, str]]:
+        """(path, blob id) of every file under `prefix` at a commit, in path order."""
+        if commit_id is None:
+            return
+        tree = self._repo[commit_id].peel(pygit2.Tree)
+        try:
+            sub = tree[prefix.rstrip("/")] if prefix else tree
+        except KeyError:
+            return
+        if sub.type_str != "tree":
+            return
+        base = prefix.rstrip("/")
+        yield from self._walk(self._repo[sub.id], base)
+
+    def _walk(self, tree: pygit2.Tree, base: str) -> Iterator[tuple[str, str]]:
+        for entry in tree:
+            path = f"{base}/{entry.name}" if base else entry.name
+            if entry.type_str == "tree":
+                yield from self._walk(self._repo[entry.id], path)
+            elif entry.type_str == "blob":
+                yield path, str(entry.id)
+
+    def diff(self, old: str | None, new: str | None) -> list[Change]:
+        """Paths that differ between two commits (either may be None for the empty tree)."""
+        if old == new:
+            return []
+        old_tree = self._repo[old].peel(pygit2.Tree) if old else None
+        new_tree = self._repo[new].peel(pygit2.Tree) if new else None
+        if old_tree is None and new_tree is None:
+            return []
+        if old_tree is None:
+            assert new_tree is not None
+            diff = new_tree.diff_to_tree(swap=True)
+        elif new_tree is None:
+            diff = old_tree.diff_to_tree()
+        else:
+            diff = old_tree.diff_to_tree(new_tree)
+        zero = "0" * 40
+        out: list[Change] = []
+        for delta in diff.deltas:
+            old_id = str(delta.old_file.id)
+            new_id = str(delta.new_file.id)
+            out.append(
+                Change(
+                    path=delta.new_file.path or delta.old_file.path,
+                    old=None if old_id == zero else old_id,
+                    new=None if new_id == zero else new_id,
+                )
+            )
+        return out
+
+    def walk(self, start: str | None) -> Iterator[Commit]:
+        """Commits reachable from `start`, newest first (topological, then time)."""
+        if start is None:
+            return
+        order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        for c in self._repo.walk(start, order):
+            yield self.commit(str(c.id))
+
+    def status(self, prefix: str = "") -> list[PathStatus]:
+        """Uncommitted changes in the work tree or the git index, under `prefix`."""
+        flags = pygit2.enums.FileStatus
+        out: list[PathStatus] = []
+        for path, flag in sorted(self._repo.status().items()):
+            if prefix and not path.startswith(prefix):
+                continue
+            if flag & (flags.WT_NEW | flags.INDEX_NEW):
+                state = "added"
+            elif flag & (flags.WT_DELETED | flags.INDEX_DELETED):
+                state = "deleted"
+            elif flag & (flags.WT_MODIFIED | flags.INDEX_MODIFIED | flags.WT_RENAMED):
+                state = "modified"
+            else:
+                continue
+            out.append(PathStatus(path, state))
+        return out
+
+    def is_dirty(self, path: str) -> bool:
+        """Whether one path differs in the work tree or the index from HEAD."""
+        try:
+            flag = self._repo.status_file(path)
+        except KeyError:
+            return False
+        return flag not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def commit_files(
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Identity,
+        committer: Identity,
+        parent: str | None,
+    ) -> str:
+        """One commit on top of `parent` that writes (bytes) or deletes (None) each path.
+
+        The branch moves only if it still points at `parent`; then the work tree and the git
+        index follow for those paths. Returns the new commit id.
+        """
+        repo = self._repo
+        base_tree = repo[parent].peel(pygit2.Tree) if parent else None
+        blobs = {
+            tuple(path.split("/")): (None if data is None else repo.create_blob(data))
+            for path, data in changes.items()
+        }
+        tree_id = self._build(base_tree, blobs)
+        if tree_id is None:
+            tree_id = repo.TreeBuilder().write()
+        now = int(datetime.now(UTC).timestamp())
+        author_sig = pygit2.Signature(author.name, author.email, now, 0)
+        committer_sig = pygit2.Signature(committer.name, committer.email, now, 0)
+        parents = [pygit2.Oid(hex=parent)] if parent else []
+        try:
+            new_id = repo.create_commit(
+                "HEAD", author_sig, committer_sig, message, tree_id, parents
+            )
+        except pygit2.GitError as exc:
+            raise GitmemError(
+                f"the branch moved while writing ({exc}); nothing was committed — run it again"
+            ) from exc
+        self.checkout_paths(str(new_id), list(changes))
+        return str(new_id)
+
+    def _build(
+        self, tree: pygit2.Tree | None, changes: Mapping[tuple[str, ...], pygit2.Oid | None]
+    ) -> pygit2.Oid | None:
+        repo = self._repo
+        builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+        nested: dict[str, dict[tuple[str, ...], pygit2.Oid | None]] = {}
+        for parts, blob in changes.items():
+            if len(parts) == 1:
+                if blob is None:
+                    if builder.get(parts[0]) is not None:
+                        builder.remove(parts[0])
+                else:
+                    builder.insert(parts[0], blob, pygit2.enums.FileMode.BLOB)
+            else:
+                nested.setdefault(parts[0], {})[parts[1:]] = blob
+        for name, sub_changes in nested.items():
+            entry = builder.get(name)
+            sub_tree = repo[entry.id] if entry is not None and entry.type_str == "tree" else None
+            sub_id = self._build(sub_tree, sub_changes)
+            if sub_id is None:
+                if entry is not None:
+                    builder.remove(name)
+            else:
+                builder.insert(name, sub_id, pygit2.enums.FileMode.TREE)
+        if len(builder) == 0:
+            return None
+        result: pygit2.Oid = builder.write()
+        return result
+
+    def checkout_paths(self, commit_id: str, paths: list[str]) -> None:
+        """Make the work tree and the git index match `commit_id` for these paths."""
+        index = self._repo.index
+        index.read(False)
+        for path in paths:
+            target = self.root / path
+            data = self.blob_at(commit_id, path)
+            if data is None:
+                if target.exists():
+                    target.unlink()
+                    _prune_empty_dirs(target.parent, self.root)
+                if path in index:
+                    index.remove(path)
+            else:
+                _atomic_write(target, data)
+                index.add(path)
+        index.write()
+
+    def reset_index_to_head(self) -> None:
+        """Rebuild the git index from HEAD (used when recovering from a killed writer)."""
+        head = self.head()
+        if head is None:
+            return
+        index = self._repo.index
+        index.read_tree(self._repo[head].peel(pygit2.Tree))
+        index.write()
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".gitmem-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent

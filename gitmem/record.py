@@ -1,0 +1,436 @@
+"""A memory record: the frozen value, its Markdown+YAML file form, its id and its path.
+
+The format is pinned in docs/record-format.md. YAML is read with PyYAML's BaseLoader so that
+no value is silently converted (``yes``, ``2026-01-01``, ``1e3`` all stay strings); the typed
+fields are converted here, once, at the boundary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import secrets
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from gitmem.errors import RecordInvalid
+
+__all__ = [
+    "BASE_FIELDS",
+    "ID_RE",
+    "SCOPES",
+    "STATUSES",
+    "FieldValue",
+    "Record",
+    "dump",
+    "body_problems",
+    "format_problems",
+    "format_time",
+    "make_id",
+    "parse",
+    "parse_time",
+    "record_path",
+    "slugify",
+]
+
+FieldValue = str | tuple[str, ...]
+
+SCOPES = ("shared", "agent", "private")
+STATUSES = ("active", "superseded")
+# Frontmatter keys every record has, in the order they are written.
+BASE_FIELDS = (
+    "id",
+    "type",
+    "title",
+    "abstract",
+    "tags",
+    "agent",
+    "scope",
+    "source",
+    "created",
+    "updated",
+    "weight",
+    "links",
+    "supersedes",
+    "superseded_by",
+    "status",
+)
+_LIST_FIELDS = frozenset({"tags", "links", "supersedes"})
+ABSTRACT_MAX = 240
+WEIGHT_MIN, WEIGHT_MAX = 0.0, 10.0
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+FIELD_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_SUFFIX_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
+_SUFFIX_LEN = 6
+_SLUG_MAX = 48
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One memory. Immutable; change it with ``dataclasses.replace`` or ``Record.with_``."""
+
+    id: str
+    type: str
+    title: str
+    body: str
+    created: datetime
+    updated: datetime
+    abstract: str = ""
+    tags: tuple[str, ...] = ()
+    agent: str = ""
+    scope: str = "shared"
+    source: str = ""
+    weight: float = 1.0
+    links: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str = ""
+    status: str = "active"
+    # The type's own fields, as YAML gave them (strings or lists of strings), sorted by key.
+    fields: tuple[tuple[str, FieldValue], ...] = field(default=())
+
+    @property
+    def path(self) -> str:
+        return record_path(self.type, self.created, self.id)
+
+    @property
+    def extra(self) -> dict[str, FieldValue]:
+        return dict(self.fields)
+
+    def with_(self, **changes: Any) -> Record:
+        if "fields" in changes and isinstance(changes["fields"], Mapping):
+            changes["fields"] = _sorted_fields(changes["fields"])
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data, in file order, with the body last."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "abstract": self.abstract,
+            "tags": list(self.tags),
+            "agent": self.agent,
+            "scope": self.scope,
+            "source": self.source,
+            "created": format_time(self.created),
+            "updated": format_time(self.updated),
+            "weight": self.weight,
+            "links": list(self.links),
+            "supersedes": list(self.supersedes),
+            "superseded_by": self.superseded_by,
+            "status": self.status,
+        }
+        for key, value in self.fields:
+            data[key] = list(value) if isinstance(value, tuple) else value
+        data["body"] = self.body
+        return data
+
+
+def _sorted_fields(values: Mapping[str, Any]) -> tuple[tuple[str, FieldValue], ...]:
+    out: list[tuple[str, FieldValue]] = []
+    for key in sorted(values):
+        value = values[key]
+        out.append((key, tuple(str(v) for v in value) if isinstance(value, list | tuple) else str(value)))
+    return tuple(out)
+
+
+# --- time -----------------------------------------------------------------------------------
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO-8601 date or datetime; naive values are UTC. Raises ValueError."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+# --- ids and paths --------------------------------------------------------------------------
+
+
+def slugify(title: str, fallback: str = "record") -> str:
+    """Lower-case ASCII words joined by '-', at most 48 characters, cut at a word boundary."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > _SLUG_MAX:
+            break
+        slug = candidate
+    if not slug and words:
+        slug = words[0][:_SLUG_MAX]
+    return slug or fallback
+
+
+def make_id(title: str, fallback: str = "record") -> str:
+    """A readable slug plus 30 random bits, so two offline devices never pick the same id."""
+    suffix = "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(_SUFFIX_LEN))
+    return f"{slugify(title, fallback)}-{suffix}"
+
+
+def record_path(type_: str, created: datetime, record_id: str) -> str:
+    """records/<type>/<YYYY-MM>/<id>.md: a person finds things by kind and month, and a
+    directory only grows with one month's writes of one type, never with the whole store."""
+    month = created.astimezone(UTC).strftime("%Y-%m")
+    return f"records/{type_}/{month}/{record_id}.md"
+
+
+# --- file form ------------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # equal values (created == updated) must not become &anchors
+
+
+def _represent_datetime(dumper: yaml.SafeDumper, moment: datetime) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_time(moment))
+
+
+_Dumper.add_representer(datetime, _represent_datetime)
+
+
+def dump(record: Record) -> str:
+    """The file text: deterministic key order and quoting, UTC timestamps, body untouched."""
+    data: dict[str, Any] = {}
+    for key, value in record.to_dict().items():
+        if key == "body":
+            continue
+        if key in ("created", "updated"):
+            value = getattr(record, key)
+        data[key] = value
+    front = yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=None,
+        width=1_000_000,
+    )
+    return f"---\n{front}---\n\n{record.body}"
+
+
+_OPEN_RE = re.compile(r"\A---[ \t]*\r?\n")
+_CLOSE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+
+
+def split(text: str) -> tuple[str, str]:
+    """(frontmatter YAML, body). The one blank line ``dump`` puts after the fence is dropped."""
+    opening = _OPEN_RE.match(text)
+    if opening is None:
+        raise RecordInvalid("no frontmatter: the file must start with a '---' line")
+    closing = _CLOSE_RE.search(text, opening.end())
+    if closing is None:
+        raise RecordInvalid("frontmatter is not closed: add a '---' line after the YAML")
+    front = text[opening.end() : closing.start()]
+    rest = text[closing.end() :]
+    for newline in ("\r\n", "\n"):
+        if rest.startswith(newline):
+            rest = rest[len(newline) :]
+            break
+    for newline in ("\r\n", "\n"):
+        if rest.startswith(newline):
+            rest = rest[len(newline) :]
+            break
+    return front, rest
+
+
+def parse(text: str) -> Record:
+    """Parse a record file. Raises RecordInvalid listing every problem found."""
+    front, body = split(text)
+    try:
+        data = yaml.load(front, Loader=yaml.BaseLoader)
+    except yaml.YAMLError as exc:
+        raise RecordInvalid(f"frontmatter is not valid YAML: {exc}".replace("\n", " ")) from exc
+    if not isinstance(data, dict):
+        raise RecordInvalid("frontmatter must be a YAML mapping of field: value")
+    return from_mapping(data, body)
+
+
+def from_mapping(data: Mapping[str, Any], body: str) -> Record:
+    """Build a Record from loosely typed data (YAML strings or JSON values)."""
+    problems: list[str] = []
+
+    def text(key: str, required: bool = False) -> str:
+        value = data.get(key, "")
+        if value is None:
+            value = ""
+        if isinstance(value, bool | int | float):
+            value = str(value).lower() if isinstance(value, bool) else str(value)
+        if not isinstance(value, str):
+            problems.append(f"{key}: expected text, got a {type(value).__name__}")
+            return ""
+        if required and not value.strip():
+            problems.append(f"{key}: required")
+        return value
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = data.get(key, [])
+        if value in (None, ""):
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{key}: expected a list of text")
+            return ()
+        return tuple(value)
+
+    def moment(key: str, default: datetime | None) -> datetime:
+        raw = data.get(key)
+        if isinstance(raw, datetime):
+            return raw.astimezone(UTC).replace(microsecond=0)
+        if raw in (None, ""):
+            if default is None:
+                problems.append(f"{key}: required (UTC ISO-8601, e.g. 2026-11-30T20:01:16Z)")
+                return datetime(1970, 1, 1, tzinfo=UTC)
+            return default
+        try:
+            return parse_time(str(raw))
+        except ValueError:
+            problems.append(f"{key}: {raw!r} is not an ISO-8601 date (e.g. 2026-11-30T20:01:16Z)")
+            return datetime(1970, 1, 1, tzinfo=UTC)
+
+    record_id = text("id", required=True)
+    type_ = text("type", required=True)
+    title = text("title", required=True)
+    created = moment("created", None)
+    updated = moment("updated", created)
+    weight_raw = data.get("weight", 1.0)
+    try:
+        weight = float(weight_raw if weight_raw not in (None, "") else 1.0)
+        if not math.isfinite(weight):
+            raise ValueError
+    except (TypeError, ValueError):
+        problems.append(f"weight: {weight_raw!r} is not a number")
+        weight = 1.0
+    extras = {k: v for k, v in data.items() if k not in BASE_FIELDS and k != "body"}
+    fields: dict[str, FieldValue] = {}
+    for key, value in extras.items():
+        if not isinstance(key, str) or not FIELD_RE.match(key):
+            problems.append(f"{key}: field names are lower-case letters, digits and '_'")
+        elif isinstance(value, list | tuple):
+            fields[key] = tuple(str(v) for v in value)
+        elif isinstance(value, dict):
+            problems.append(f"{key}: nested mappings are not supported; use text or a list")
+        else:
+            fields[key] = "" if value is None else str(value)
+    record = Record(
+        id=record_id,
+        type=type_,
+        title=title,
+        body=body,
+        created=created,
+        updated=updated,
+        abstract=text("abstract"),
+        tags=strings("tags"),
+        agent=text("agent"),
+        scope=text("scope") or "shared",
+        source=text("source"),
+        weight=weight,
+        links=strings("links"),
+        supersedes=strings("supersedes"),
+        superseded_by=text("superseded_by"),
+        status=text("status") or "active",
+        fields=_sorted_fields(fields),
+    )
+    problems.extend(format_problems(record))
+    if problems:
+        raise RecordInvalid("record is not valid: " + "; ".join(problems), tuple(problems))
+    return record
+
+
+def format_problems(record: Record) -> list[str]:
+    """Format problems that need no schema: shapes, enums, lengths, text hygiene."""
+    problems: list[str] = []
+    if record.id and not ID_RE.match(record.id):
+        problems.append(
+            f"id: {record.id!r} must be lower-case letters and digits joined by '-' "
+            "(no '/', '..' or spaces)"
+        )
+    if len(record.id) > 80:
+        problems.append("id: longer than 80 characters")
+    if record.type and not TYPE_RE.match(record.type):
+        problems.append(f"type: {record.type!r} must be a lower-case word")
+    for key in ("title", "abstract", "agent", "source", "superseded_by"):
+        value = getattr(record, key)
+        if "\n" in value or "\r" in value:
+            problems.append(f"{key}: must be a single line")
+    if len(record.title) > 200:
+        problems.append("title: longer than 200 characters; put detail in the abstract or body")
+    if len(record.abstract) > ABSTRACT_MAX:
+        problems.append(
+            f"abstract: {len(record.abstract)} characters, the limit is {ABSTRACT_MAX}; shorten it"
+        )
+    if record.scope not in SCOPES:
+        problems.append(f"scope: {record.scope!r} is not one of {', '.join(SCOPES)}")
+    if record.status not in STATUSES:
+        problems.append(f"status: {record.status!r} is not one of {', '.join(STATUSES)}")
+    if not WEIGHT_MIN <= record.weight <= WEIGHT_MAX:
+        problems.append(f"weight: {record.weight} is outside {WEIGHT_MIN:g}..{WEIGHT_MAX:g}")
+    for key in ("links", "supersedes"):
+        for target in getattr(record, key):
+            if not ID_RE.match(target):
+                problems.append(f"{key}: {target!r} is not a record id")
+    if record.superseded_by and not ID_RE.match(record.superseded_by):
+        problems.append(f"superseded_by: {record.superseded_by!r} is not a record id")
+    for tag in record.tags:
+        if not tag.strip() or "\n" in tag or "," in tag:
+            problems.append(f"tags: {tag!r} must be a non-empty word without commas or newlines")
+    for key, value in _texts(record):
+        if _has_bad_characters(value):
+            problems.append(f"{key}: contains control characters or unpaired surrogates")
+    if record.created > record.updated:
+        problems.append("updated: earlier than created")
+    return problems
+
+
+def _texts(record: Record) -> Iterable[tuple[str, str]]:
+    yield "title", record.title
+    yield "abstract", record.abstract
+    yield "body", record.body
+    for key, value in record.fields:
+        for item in value if isinstance(value, tuple) else (value,):
+            yield key, item
+
+
+_BAD_CHAR_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def _has_bad_characters(value: str) -> bool:
+    return _BAD_CHAR_RE.search(value) is not None
+
+
+def body_problems(body: str, max_bytes: int) -> list[str]:
+    """What a write refuses in a body: empty, too large, or shaped like a second frontmatter."""
+    problems: list[str] = []
+    if not body.strip():
+        problems.append("body: empty; give the memory some text (or --body-file FILE)")
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        problems.append(
+            f"body: {size} bytes, over the store's limit of {max_bytes} "
+            "(limits.max_body_bytes in config.toml); split it or link a file"
+        )
+    first = body.lstrip("\ufeff \t\r\n").split("\n", 1)[0].rstrip("\r \t")
+    if first == "---":
+        problems.append(
+            "body: starts with a '---' line, which would read as frontmatter; "
+            "put text before it or use '***' for a rule"
+        )
+    return problems
