@@ -194,37 +194,77 @@ def record_path(type_: str, created: datetime, record_id: str) -> str:
 # --- file form ------------------------------------------------------------------------------
 
 
-class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data: Any) -> bool:
-        return True  # equal values (created == updated) must not become &anchors
+# --- YAML emission ---------------------------------------------------------------------------
+# Our own emitter, not yaml.dump: it is ~50x faster (imports of 10k records) and its output
+# depends on nothing but this code, so every machine writes a record byte for byte the same.
+# Plain scalars are used where they are unambiguous for any YAML 1.1 reader; everything else
+# is double-quoted with escapes.
+
+_PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][A-Za-z0-9_ .,/@+()'=<>^$%&*!?;:~`|\\-]*$")
+_FLOW_UNSAFE = frozenset(",[]{}:")
+_RESERVED_RE = re.compile(
+    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
+    r"|null|Null|NULL|~|=|<<)$"
+    r"|^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?$"  # numbers, ".", "1.", "1e3"
+    r"|^[-+]?0[xob]|^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"  # hex, sexagesimal
+    r"|^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$"
+    r"|^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"  # anything date-like
+)
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x85": "\\N",
+            "\u2028": "\\L", "\u2029": "\\P", "\ufeff": "\\uFEFF"}
+_NEEDS_ESCAPE_RE = re.compile(
+    "[\\\\\"\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]"
+)
 
 
-def _represent_datetime(dumper: yaml.SafeDumper, moment: datetime) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_time(moment))
+def _quote(text: str) -> str:
+    def escape(match: re.Match[str]) -> str:
+        ch = match.group()
+        if ch in _ESCAPES:
+            return _ESCAPES[ch]
+        code = ord(ch)
+        return f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}"
+
+    return '"' + _NEEDS_ESCAPE_RE.sub(escape, text) + '"'
 
 
-_Dumper.add_representer(datetime, _represent_datetime)
+def _scalar(text: str, in_flow: bool = False) -> str:
+    plain = (
+        _PLAIN_RE.match(text) is not None
+        and not text.endswith((" ", ":"))
+        and ": " not in text
+        and " #" not in text
+        and not _RESERVED_RE.match(text)
+        and not (in_flow and any(ch in _FLOW_UNSAFE for ch in text))
+    )
+    return text if plain else _quote(text)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_scalar(str(v), in_flow=True) for v in value) + "]"
+    text = str(value)
+    return _scalar(text) if text else '""'
 
 
 def dump(record: Record) -> str:
-    """The file text: deterministic key order and quoting, UTC timestamps, body untouched."""
-    data: dict[str, Any] = {}
+    """The file text: fixed key order, deterministic quoting, UTC timestamps, body untouched."""
+    lines = ["---"]
     for key, value in record.to_dict().items():
         if key == "body":
             continue
         if key in ("created", "updated"):
             value = getattr(record, key)
-        data[key] = value
-    front = yaml.dump(
-        data,
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=None,
-        width=1_000_000,
-    )
-    return f"---\n{front}---\n\n{record.body}"
+        lines.append(f"{key}: {_value(value)}")
+    return "\n".join(lines) + "\n---\n\n" + record.body
 
+
+# libyaml's loader when present (10x faster); both read our canonical output identically.
+_Loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 _OPEN_RE = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
@@ -255,7 +295,7 @@ def parse(text: str) -> Record:
     """Parse a record file. Raises RecordInvalid listing every problem found."""
     front, body = split(text)
     try:
-        data = yaml.load(front, Loader=yaml.BaseLoader)
+        data = yaml.load(front, Loader=_Loader)
     except yaml.YAMLError as exc:
         raise RecordInvalid(f"frontmatter is not valid YAML: {exc}".replace("\n", " ")) from exc
     if not isinstance(data, dict):

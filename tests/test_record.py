@@ -39,13 +39,13 @@ def test_dump_is_exactly_this() -> None:
         "tags: [embeddings, ml]\n"
         "agent: claude-code\n"
         "scope: shared\n"
-        "source: ''\n"
+        "source: \"\"\n"
         "created: 2026-11-30T20:01:16Z\n"
         "updated: 2026-11-30T20:01:16Z\n"
         "weight: 1.0\n"
         "links: []\n"
         "supersedes: []\n"
-        "superseded_by: ''\n"
+        "superseded_by: \"\"\n"
         "status: active\n"
         "---\n"
         "\n"
@@ -176,3 +176,29 @@ def test_round_trip(
     text = dump(record)
     assert parse(text) == record
     assert dump(parse(text)) == text
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_line, in_list=st.booleans())
+def test_other_yaml_readers_see_the_same_text(value: str, in_list: bool) -> None:
+    """A tool reading a record with plain yaml.safe_load gets our strings, not bools or dates."""
+    import yaml
+
+    record = sample(tags=(value,) if in_list and value.strip() and "," not in value else ())
+    record = record.with_(fields={"note": value})
+    loaded = yaml.safe_load(dump(record).split("---\n")[1])
+    assert loaded["note"] == value
+    assert loaded["tags"] == list(record.tags)
+
+
+@pytest.mark.parametrize(
+    "value", ["yes", "No", "~", "null", "1.5", "1_000", "0x1F", "12:30", "2026-01-01", ".inf",
+              "- item", "a: b", "a #b", "trailing ", "[x]", "{x}", "@me", "`x`", "%x", "'q'",
+              "\"q\"", "tab\there", "é ☕ 日本", "\u2028", "\ufeff"]
+)
+def test_tricky_scalars(value: str) -> None:
+    import yaml
+
+    text = dump(sample(fields={"note": value}, tags=("t",)))
+    assert yaml.safe_load(text.split("---\n")[1])["note"] == value
+    assert parse(text).extra["note"] == value

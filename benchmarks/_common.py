@@ -1,0 +1,110 @@
+"""Shared helpers for the benchmark scripts: synthetic stores and honest statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+TYPES = ("decision", "pattern", "context", "fact", "preference", "procedure", "lesson", "lesson")
+WORDS = (
+    "cache index commit deploy retry webhook postgres redis session token queue worker api "
+    "schema migration latency timeout payment invoice customer dashboard react component state "
+    "terraform module bucket policy lambda pipeline batch parquet spark airflow metric alert "
+    "incident rollback release version branch merge conflict test fixture mock coverage lint "
+    "config secret vault rotate certificate tls proxy nginx kubernetes pod replica autoscale"
+).split()
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "cpu": _cpu_name(),
+        "cores": os.cpu_count(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def synthetic_items(count: int, seed: int = 7, start: datetime | None = None) -> Iterator[dict[str, Any]]:
+    """Export-format records spread over two years, ~80 words of body each."""
+    rng = random.Random(seed)
+    begin = start or datetime(2024, 11, 1, tzinfo=UTC)
+    span = timedelta(days=730).total_seconds()
+    for i in range(count):
+        words = [rng.choice(WORDS) for _ in range(80)]
+        created = begin + timedelta(seconds=int(span * i / max(count, 1)))
+        stamp = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+        title = " ".join(words[:6]).capitalize()
+        yield {
+            "id": f"{'-'.join(words[:4])}-{i:06x}",
+            "type": TYPES[i % len(TYPES)],
+            "title": title,
+            "abstract": " ".join(words[6:20]),
+            "tags": sorted(set(words[20:23])),
+            "agent": rng.choice(("claude-code", "codex", "alice")),
+            "scope": "shared",
+            "source": "",
+            "created": stamp,
+            "updated": stamp,
+            "weight": 1.0,
+            "links": [],
+            "supersedes": [],
+            "superseded_by": "",
+            "status": "active",
+            "body": " ".join(words) + "\n",
+        }
+
+
+def make_store(count: int, seed: int = 7) -> Path:
+    """A new store with `count` synthetic records imported in one commit."""
+    from gitmem.store import Store
+
+    root = Path(tempfile.mkdtemp(prefix=f"gitmem-bench-{count}-")) / "store"
+    store, _ = Store.init(root)
+    if count:
+        store.import_records(synthetic_items(count, seed), agent="bench")
+    return root
+
+
+def git_identity_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GIT_AUTHOR_NAME", "bench")
+    return env
+
+
+def write_json(path: str | None, data: dict[str, Any]) -> None:
+    if path:
+        Path(path).write_text(json.dumps(data, indent=2) + "\n")
+
+
+def run_quiet(cmd: list[str], env: dict[str, str] | None = None) -> None:
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
