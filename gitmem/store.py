@@ -432,15 +432,17 @@ class Store:
         ).with_(fields=dict(fields or {}))
 
     def guard(self, record: Record, policy: SecretPolicy) -> tuple[Record, tuple[str, ...]]:
+        """Refuse (or redact, or allow) credentials anywhere in the record's file text."""
         if policy == "allow":
             return record, ()
-        text = dump(record)
-        findings = guard.scan(text)
+        findings = guard.scan(dump(record))
         if not findings:
             return record, ()
         if policy == "redact":
-            redacted, found = guard.redact(text)
-            return parse(redacted), tuple(f.kind for f in found)
+            redacted, kinds = _redact_fields(record)
+            if not guard.scan(dump(redacted)):
+                return redacted, kinds
+            findings = guard.scan(dump(redacted))
         lines = tuple(guard.describe(f, f"{record.path}: ") for f in findings)
         raise SecretFound(
             f"{len(findings)} possible secret{'s' if len(findings) > 1 else ''} in "
@@ -519,6 +521,30 @@ class Store:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _redact_fields(record: Record) -> tuple[Record, tuple[str, ...]]:
+    """Redact field by field, so that a redacted value stays one YAML value."""
+    kinds: list[str] = []
+
+    def clean(text: str) -> str:
+        new, found = guard.redact(text)
+        kinds.extend(f.kind for f in found)
+        return new
+
+    fields = {
+        key: tuple(clean(v) for v in value) if isinstance(value, tuple) else clean(value)
+        for key, value in record.fields
+    }
+    redacted = record.with_(
+        title=clean(record.title),
+        abstract=clean(record.abstract),
+        source=clean(record.source),
+        body=clean(record.body),
+        tags=tuple(clean(t) for t in record.tags),
+        fields=fields,
+    )
+    return redacted, tuple(kinds)
 
 
 def _collect_template(node: Traversable, prefix: str, out: dict[str, bytes]) -> None:

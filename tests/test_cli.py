@@ -205,3 +205,11 @@ def test_console_script_and_module_entry(store_path: Path) -> None:
         assert json.loads(done.stdout) == []
         done = subprocess.run([*cmd, "--version-nonsense"], capture_output=True, text=True)
         assert done.returncode == 2
+
+
+def test_redact_a_secret_in_a_frontmatter_field(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    r = gm("record", "fact", "body", "--title", "T", "--source", token, "--redact", "--json")
+    assert r.code == 0, r.err
+    text = (store_path / json.loads(r.out)["paths"][0]).read_text()
+    assert token not in text and 'source: "[REDACTED:github-token]"' in text

@@ -1,0 +1,1 @@
+"""Hand-written content of the coding-agent retrieval dataset (see ../README.md)."""

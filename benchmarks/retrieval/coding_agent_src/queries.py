@@ -1,0 +1,966 @@
+"""Queries with their gold records (by record key), checked by make_dataset.py.
+
+Categories (see README.md): exact-id, paraphrase, temporal, current, multi, old-fact.
+``ident`` (exact-id) is the identifier that must occur verbatim in exactly the gold records;
+``cluster`` (temporal) lists the older look-alikes the gold must beat.
+"""
+
+from __future__ import annotations
+
+from .spec import q
+
+_RELEASES = tuple(
+    f"pay-release-{v}"
+    for v in (
+        "1.8.0",
+        "1.9.0",
+        "1.10.0",
+        "1.11.0",
+        "1.12.0",
+        "1.13.0",
+        "1.14.0",
+        "1.15.0",
+        "1.16.0",
+    )
+)
+_DASH_RELEASES = tuple(f"dash-release-2026.{m}.0" for m in range(3, 9))
+_HANDOFFS = tuple(
+    f"x-handoff-2026-{d}"
+    for d in (
+        "03-09",
+        "03-23",
+        "04-06",
+        "04-20",
+        "05-04",
+        "05-18",
+        "06-01",
+        "06-15",
+        "06-29",
+        "07-13",
+        "07-27",
+        "08-10",
+        "08-24",
+        "09-07",
+    )
+)
+_AWS_COSTS = tuple(f"infra-cost-{m}" for m in ("march", "april", "may", "june", "july"))
+_CREDITS = tuple(f"data-credits-{m}" for m in ("march", "april", "may", "june", "july"))
+_LOADTESTS = tuple(f"pay-loadtest-{v}" for v in ("1.10.0", "1.12.0", "1.14.0", "1.16.0"))
+
+EXACT_ID = [
+    q(
+        "exact-id",
+        "SQLSTATE 42P05 prepared statement already exists after deploy",
+        "pay-pgbouncer-simple-protocol x-handoff-2026-03-23",
+        ident="42P05",
+    ),
+    q(
+        "exact-id",
+        "CI fails with ERR_PNPM_OUTDATED_LOCKFILE",
+        "dash-toolchain",
+        ident="ERR_PNPM_OUTDATED_LOCKFILE",
+    ),
+    q("exact-id", "what was PAY-1580 about?", "pay-lesson-redis-eviction", ident="PAY-1580"),
+    q("exact-id", "DATA-318", "data-lesson-on-error-continue", ident="DATA-318"),
+    q("exact-id", "context on OPS-77", "infra-lesson-rds-replace", ident="OPS-77"),
+    q(
+        "exact-id",
+        "refund returns ERR_CURRENCY_MISMATCH",
+        "pay-error-catalogue pay-lesson-currency-mismatch",
+        ident="ERR_CURRENCY_MISMATCH",
+    ),
+    q("exact-id", "which release contains commit 3f9c2ab", "pay-release-1.10.0", ident="3f9c2ab"),
+    q(
+        "exact-id",
+        "what is STRIPE_WEBHOOK_SECRET_NEXT for",
+        "pay-rotate-stripe-secret",
+        ident="STRIPE_WEBHOOK_SECRET_NEXT",
+    ),
+    q(
+        "exact-id",
+        "internal/psp/timeouts.go values",
+        "pay-psp-timeouts",
+        ident="internal/psp/timeouts.go",
+    ),
+    q("exact-id", "where is VITE_SENTRY_DSN set", "dash-sentry", ident="VITE_SENTRY_DSN"),
+    q("exact-id", "x-kd-csrf header missing on POST", "dash-bff-cookie", ident="x-kd-csrf"),
+    q("exact-id", "DASH-233 fix", "dash-lesson-query-key-loop", ident="DASH-233"),
+    q(
+        "exact-id",
+        "segment job OOMKilled exit code 137",
+        "data-lesson-pandas-oom",
+        ident="OOMKilled",
+    ),
+    q(
+        "exact-id",
+        "kestrel-tfstate bucket backend config",
+        "infra-state-dynamodb infra-state-lockfile",
+        ident="kestrel-tfstate",
+    ),
+    q("exact-id", "which account is 482113907365", "infra-accounts", ident="482113907365"),
+    q(
+        "exact-id",
+        "ALTER USER SVC_LOADER SET RSA_PUBLIC_KEY_2",
+        "data-rotate-snowflake-key",
+        ident="RSA_PUBLIC_KEY_2",
+    ),
+    q(
+        "exact-id",
+        "karpenter.sh/do-not-disrupt annotation on jobs",
+        "infra-lesson-karpenter-pdb",
+        ident="karpenter.sh/do-not-disrupt",
+    ),
+    q(
+        "exact-id",
+        "client gets 400 ERR_IDEMPOTENCY_KEY_REQUIRED",
+        "pay-lesson-double-charge",
+        ident="ERR_IDEMPOTENCY_KEY_REQUIRED",
+    ),
+    q(
+        "exact-id",
+        "INC-2026-019 timeline",
+        "pay-lesson-webhook-backlog x-handoff-2026-08-24",
+        ident="INC-2026-019",
+    ),
+    q("exact-id", "govulncheck GO-2026-2963", "pay-bump-xnet", ident="GO-2026-2963"),
+    q("exact-id", "useInfiniteQuery getNextPageParam", "dash-pagination", ident="useInfiniteQuery"),
+    q(
+        "exact-id",
+        "stg_hubspot__deals materialization",
+        "data-model-stg-hubspot--deals",
+        ident="stg_hubspot__deals",
+    ),
+    q("exact-id", "use_lockfile = true", "infra-state-lockfile", ident="use_lockfile"),
+    q(
+        "exact-id",
+        "SYSTEM$PIPE_STATUS shows old lastReceivedMessageTimestamp",
+        "data-snowpipe data-lesson-snowpipe-notifications",
+        ident="SYSTEM$PIPE_STATUS",
+    ),
+    q(
+        "exact-id",
+        "Kestrel-Signature header format",
+        "pay-webhook-signing pay-release-1.8.0",
+        ident="Kestrel-Signature",
+    ),
+    q(
+        "exact-id",
+        "403 ERR_MERCHANT_SUSPENDED",
+        "pay-error-catalogue pay-kyb-gate",
+        ident="ERR_MERCHANT_SUSPENDED",
+    ),
+    q(
+        "exact-id",
+        "eslint playwright/no-wait-for-timeout",
+        "dash-lesson-playwright-flaky",
+        ident="playwright/no-wait-for-timeout",
+    ),
+    q("exact-id", "PAY-1733", "pay-pgbouncer-prepared", ident="PAY-1733"),
+    q("exact-id", "DASH-301 test", "dash-lesson-flaky-tz", ident="DASH-301"),
+    q("exact-id", "OPS-160 finding", "infra-lesson-oidc", ident="OPS-160"),
+    q(
+        "exact-id",
+        "x509: certificate has expired or is not yet valid from the BFF",
+        "infra-lesson-cert-expiry",
+        ident="x509",
+    ),
+    q("exact-id", "ADYEN_HMAC_KEY format", "pay-adyen-hmac", ident="ADYEN_HMAC_KEY"),
+    q(
+        "exact-id",
+        "SET lock_timeout in migrations",
+        "pay-lesson-migration-lock",
+        ident="lock_timeout",
+    ),
+    q("exact-id", "DATA-402", "data-lesson-incremental-dupes", ident="DATA-402"),
+    q("exact-id", "PAY-1620 postmortem", "pay-lesson-adyen-timeout", ident="PAY-1620"),
+    q(
+        "exact-id",
+        "what did OPS-102 change?",
+        "infra-lesson-nat-cost infra-cost-march",
+        ident="OPS-102",
+    ),
+    q("exact-id", "DATA-331", "data-lesson-pandas-oom", ident="DATA-331"),
+    q("exact-id", "is DASH-262 fixed?", "dash-lesson-playwright-flaky", ident="DASH-262"),
+    q("exact-id", "should we revert e6b19a3", "pay-release-1.16.0", ident="e6b19a3"),
+    q("exact-id", "credentials for account 310958276441", "infra-accounts", ident="310958276441"),
+    q(
+        "exact-id",
+        "INC-2026-004 follow-ups",
+        "pay-lesson-double-charge x-handoff-2026-04-20",
+        ident="INC-2026-004",
+    ),
+    q("exact-id", "status of pen-test finding KST-PT-07", "dash-bff-cookie", ident="KST-PT-07"),
+    q("exact-id", "PAY-1811", "pay-go-123", ident="PAY-1811"),
+    q("exact-id", "DATA-367 rollout notes", "data-snowpipe", ident="DATA-367"),
+    q("exact-id", "OPS-182", "infra-eks-131", ident="OPS-182"),
+    q("exact-id", "why was PAY-1627 needed", "pay-advisory-lock-jobs", ident="PAY-1627"),
+]
+
+PARAPHRASE = [
+    q(
+        "paraphrase",
+        "how often do we try again when a shop's notification URL keeps erroring?",
+        "pay-webhook-retry-backoff",
+    ),
+    q(
+        "paraphrase",
+        "why must we commit before talking to the card processor's API?",
+        "pay-lesson-tx-http",
+    ),
+    q(
+        "paraphrase",
+        "can I keep prices as 19.99 style numbers in the payment backend?",
+        "pay-amounts-minor-units",
+    ),
+    q(
+        "paraphrase",
+        "what time do we match processor statements with our own bookkeeping each day?",
+        "pay-recon-schedule",
+    ),
+    q(
+        "paraphrase",
+        "when do shops actually receive their money in the bank?",
+        "pay-payout-schedule",
+    ),
+    q(
+        "paraphrase",
+        "a test breaks only around 00:00 - how should code get the current moment?",
+        "pay-lesson-clock",
+    ),
+    q(
+        "paraphrase",
+        "are we allowed to handle full credit card details server-side?",
+        "pay-pci-scope",
+    ),
+    q(
+        "paraphrase",
+        "the time shoppers paid two times because the mobile app resent the purchase",
+        "pay-lesson-double-charge",
+    ),
+    q("paraphrase", "which processor handles a euro purchase made with a Visa?", "pay-psp-routing"),
+    q(
+        "paraphrase",
+        "how do we guarantee a message goes out if and only if the database write commits?",
+        "pay-outbox",
+    ),
+    q(
+        "paraphrase",
+        "where should failure responses get turned into the RFC 7807 format?",
+        "pay-errors-pattern",
+    ),
+    q(
+        "paraphrase",
+        "the outage where adding a field with a random identifier rebuilt every row",
+        "pay-lesson-migration-lock",
+    ),
+    q(
+        "paraphrase",
+        "why is a newly signed-up shop blocked from taking real money until compliance passes?",
+        "pay-kyb-gate",
+    ),
+    q(
+        "paraphrase",
+        "what happens when the cardholder's bank asks them to verify in its own app?",
+        "pay-3ds",
+    ),
+    q(
+        "paraphrase",
+        "why does a setting read from the environment come back empty in the shipped SPA?",
+        "dash-lesson-vite-env",
+    ),
+    q(
+        "paraphrase",
+        "American customers see yesterday's numbers on graphs, an off-by-one calendar bug",
+        "dash-lesson-timezone",
+    ),
+    q(
+        "paraphrase",
+        "the screen keeps hitting the server dozens of times a second",
+        "dash-lesson-query-key-loop",
+    ),
+    q(
+        "paraphrase",
+        "where does the browser app keep login credentials so injected scripts can't steal them?",
+        "dash-bff-cookie",
+    ),
+    q(
+        "paraphrase",
+        "why did the javascript payload suddenly get so much heavier?",
+        "dash-lesson-lodash",
+    ),
+    q(
+        "paraphrase",
+        "downloading a huge spreadsheet of payouts made the page unresponsive",
+        "dash-lesson-csv-export",
+    ),
+    q(
+        "paraphrase",
+        "nightly task vanished the weekend we switched to summer time",
+        "data-lesson-dst",
+    ),
+    q(
+        "paraphrase",
+        "how do we keep customers' contact details out of the warehouse?",
+        "data-pii-hashing",
+    ),
+    q(
+        "paraphrase",
+        "phones that sync analytics hits long after the fact make counts too low",
+        "data-lesson-late-events",
+    ),
+    q(
+        "paraphrase",
+        "compute cluster stayed on doing nothing and the bill blew up",
+        "data-lesson-snowflake-autosuspend",
+    ),
+    q(
+        "paraphrase",
+        "which clock decides the folder a record is written to in the bucket?",
+        "data-utc-partitions",
+    ),
+    q(
+        "paraphrase",
+        "why did resolving third-party hostnames from containers add latency?",
+        "infra-lesson-ndots",
+    ),
+    q(
+        "paraphrase",
+        "what made egress through the shared internet exit so expensive in spring?",
+        "infra-lesson-nat-cost",
+    ),
+    q(
+        "paraphrase",
+        "near miss where changing a database's name would have wiped it",
+        "infra-lesson-rds-replace",
+    ),
+    q(
+        "paraphrase",
+        "CI workflows from unrelated projects could take over the production deployment identity",
+        "infra-lesson-oidc",
+    ),
+    q(
+        "paraphrase",
+        "emergency admin rights on prod when things are on fire: what's the process?",
+        "infra-breakglass",
+    ),
+    q(
+        "paraphrase",
+        "why was checkout briefly unavailable while the cluster was shrinking its machines?",
+        "infra-lesson-karpenter-pdb",
+    ),
+    q("paraphrase", "how should I phrase my summary to the tech lead?", "x-pref-terse"),
+    q(
+        "paraphrase",
+        "am I allowed to push infrastructure changes live myself?",
+        "infra-pref-plan-first",
+    ),
+    q(
+        "paraphrase",
+        "what scanning did we add after a credential ended up in git history?",
+        "x-lesson-leaked-key",
+    ),
+    q(
+        "paraphrase",
+        "import into the warehouse quietly threw away malformed text records",
+        "data-lesson-on-error-continue",
+    ),
+    q(
+        "paraphrase",
+        "how should TypeScript files make their components available to other files?",
+        "dash-no-default-exports",
+    ),
+]
+
+TEMPORAL = [
+    q(
+        "temporal",
+        "what went out in last week's payments-api release?",
+        "pay-release-1.12.0",
+        now="2026-06-08 09:00",
+        cluster=_RELEASES,
+    ),
+    q(
+        "temporal",
+        "what did the payments release on Tuesday include?",
+        "pay-release-1.17.0",
+        now="2026-09-19 10:00",
+        cluster=_RELEASES,
+    ),
+    q(
+        "temporal",
+        "changes in the payments-api release from about two weeks ago",
+        "pay-release-1.14.0",
+        now="2026-07-26 10:00",
+        cluster=_RELEASES,
+    ),
+    q(
+        "temporal",
+        "what shipped in the dashboard release this week?",
+        "dash-release-2026.8.0",
+        now="2026-08-30 12:00",
+        cluster=_DASH_RELEASES,
+    ),
+    q(
+        "temporal",
+        "which dashboard release went out last Friday and what was in it?",
+        "dash-release-2026.6.0",
+        now="2026-06-29 09:00",
+        cluster=_DASH_RELEASES,
+    ),
+    q(
+        "temporal",
+        "anything I need to know from this morning's on-call handoff?",
+        "x-handoff-2026-06-15",
+        now="2026-06-15 11:00",
+        cluster=_HANDOFFS,
+    ),
+    q(
+        "temporal",
+        "what was flagged in the on-call handoff earlier this week?",
+        "x-handoff-2026-08-10",
+        now="2026-08-13 15:00",
+        cluster=_HANDOFFS,
+    ),
+    q(
+        "temporal",
+        "notes from the latest on-call handoff",
+        "x-handoff-2026-09-21",
+        now="2026-09-24 08:00",
+        cluster=_HANDOFFS,
+    ),
+    q(
+        "temporal",
+        "how much did AWS cost us last month?",
+        "infra-cost-june",
+        now="2026-07-06 10:00",
+        cluster=_AWS_COSTS,
+    ),
+    q(
+        "temporal",
+        "what did the most recent AWS bill review say?",
+        "infra-cost-august",
+        now="2026-09-05 10:00",
+        cluster=_AWS_COSTS,
+    ),
+    q(
+        "temporal",
+        "Snowflake credits used last month",
+        "data-credits-may",
+        now="2026-06-05 10:00",
+        cluster=_CREDITS,
+    ),
+    q(
+        "temporal",
+        "what did the newest Snowflake usage report show?",
+        "data-credits-july",
+        now="2026-08-05 10:00",
+        cluster=_CREDITS,
+    ),
+    q(
+        "temporal",
+        "latest load test numbers for payments-api",
+        "pay-loadtest-1.16.0",
+        now="2026-08-29 10:00",
+        cluster=_LOADTESTS,
+    ),
+    q(
+        "temporal",
+        "p99 from the load test we ran last week",
+        "pay-loadtest-1.12.0",
+        now="2026-06-10 10:00",
+        cluster=_LOADTESTS,
+    ),
+    q(
+        "temporal",
+        "which pgx version did we just bump to?",
+        "pay-bump-pgx-571",
+        now="2026-08-28 10:00",
+        cluster="pay-bump-pgx-560 pay-bump-chi-510 pay-bump-xnet",
+    ),
+    q(
+        "temporal",
+        "what changed in the polars upgrade a few days ago?",
+        "data-bump-polars-16",
+        now="2026-09-07 10:00",
+        cluster="data-bump-polars-1 data-bump-dbt-18 data-bump-sf-connector",
+    ),
+    q(
+        "temporal",
+        "anything to watch out for in this week's vite bump?",
+        "dash-bump-vite-6",
+        now="2026-09-02 10:00",
+        cluster="dash-bump-vite-54 dash-bump-ts-55 dash-bump-tanstack",
+    ),
+    q(
+        "temporal",
+        "which flaky Playwright test did we fix this week?",
+        "dash-lesson-flaky-tz",
+        now="2026-09-12 10:00",
+        cluster="dash-lesson-playwright-flaky dash-lesson-flaky-vitest",
+    ),
+    q(
+        "temporal",
+        "what was the flaky dashboard test we fixed last week?",
+        "dash-lesson-playwright-flaky",
+        now="2026-07-08 10:00",
+        cluster="dash-lesson-flaky-vitest",
+    ),
+    q(
+        "temporal",
+        "what was the webhook incident a few days ago?",
+        "pay-lesson-webhook-backlog",
+        now="2026-08-21 10:00",
+        cluster="pay-webhook-retry-backoff pay-replay-dead-letters pay-webhook-retry-fixed",
+    ),
+    q(
+        "temporal",
+        "what went wrong with Adyen captures recently?",
+        "pay-lesson-adyen-timeout",
+        now="2026-06-20 10:00",
+        cluster="pay-lesson-tx-http pay-psp-timeouts pay-partial-capture",
+    ),
+    q(
+        "temporal",
+        "the node disruption incident from the other day",
+        "infra-lesson-karpenter-pdb",
+        now="2026-06-05 10:00",
+        cluster="infra-lesson-arm-image infra-lesson-ndots infra-karpenter",
+    ),
+    q(
+        "temporal",
+        "the dbt duplicate rows problem from this week",
+        "data-lesson-incremental-dupes",
+        now="2026-06-12 10:00",
+        cluster="data-lesson-on-error-continue data-lesson-late-events data-event-id",
+    ),
+    q(
+        "temporal",
+        "why did loads stop yesterday?",
+        "data-lesson-snowpipe-notifications",
+        now="2026-09-17 09:00",
+        cluster="data-lesson-on-error-continue data-snowpipe data-copy-into",
+    ),
+    q(
+        "temporal",
+        "what broke service-to-service calls last weekend?",
+        "infra-lesson-cert-expiry",
+        now="2026-08-25 10:00",
+        cluster="infra-lesson-oidc infra-lesson-ndots infra-lesson-karpenter-pdb",
+    ),
+    q(
+        "temporal",
+        "what did the recent DR exercise find?",
+        "infra-dr-drill",
+        now="2026-09-24 10:00",
+        cluster="infra-backup-policy infra-stack-backup",
+    ),
+    q(
+        "temporal",
+        "what did we bump in TanStack Query recently?",
+        "dash-bump-tanstack",
+        now="2026-07-20 10:00",
+        cluster="dash-bump-vite-54 dash-bump-ts-55",
+    ),
+    q(
+        "temporal",
+        "what happened with the payments database last night?",
+        "pay-pg16",
+        now="2026-07-29 08:00",
+        cluster="pay-pg15 pay-lesson-migration-lock infra-rds-payments",
+    ),
+    q(
+        "temporal",
+        "the security-fix dependency bump from this week",
+        "pay-bump-xnet",
+        now="2026-06-20 10:00",
+        cluster="pay-bump-pgx-560 pay-bump-chi-510",
+    ),
+]
+
+CURRENT = [
+    q("current", "what do we use now for merchant dashboard sessions?", "pay-sessions-postgres"),
+    q("current", "how are schema migrations run in payments-api these days?", "pay-migrate-atlas"),
+    q("current", "which logging library does payments-api use now?", "pay-logging-slog"),
+    q(
+        "current",
+        "is pgx still on simple protocol behind PgBouncer?",
+        "pay-pgbouncer-prepared",
+    ),
+    q("current", "how long do we keep idempotency keys?", "pay-idempotency-7d"),
+    q("current", "where do payment domain events get published now?", "pay-kafka-events"),
+    q("current", "how is per-merchant API rate limiting done currently?", "pay-ratelimit-envoy"),
+    q("current", "what Go version is payments-api on?", "pay-go-123"),
+    q("current", "what assertion style do we use in Go tests now?", "pay-go-cmp"),
+    q("current", "how do I cut a payments-api release now?", "pay-release-please"),
+    q("current", "which Stripe API version are we on?", "pay-stripe-api-basil"),
+    q("current", "what Postgres version does the payments database run?", "pay-pg16"),
+    q(
+        "current",
+        "what's the current retry schedule for merchant webhooks?",
+        "pay-webhook-retry-backoff",
+    ),
+    q("current", "what do we use for state management in the dashboard now?", "dash-zustand"),
+    q("current", "which test runner do dashboard unit tests use?", "dash-vitest"),
+    q("current", "what's our e2e framework for the dashboard now?", "dash-playwright"),
+    q("current", "which charting library does the dashboard use now?", "dash-echarts"),
+    q("current", "where is the dashboard auth token kept now?", "dash-bff-cookie"),
+    q("current", "where is the ops dashboard hosted now?", "dash-s3-cloudfront"),
+    q("current", "which React version is the dashboard on?", "dash-react19"),
+    q("current", "how is the dashboard styled now?", "dash-tailwind"),
+    q("current", "what orchestrates the pipeline jobs now?", "data-dagster"),
+    q("current", "pandas or polars for pipeline transforms, which is current?", "data-polars"),
+    q("current", "how do we validate data quality in the pipeline now?", "data-pandera"),
+    q("current", "how do I install pipeline dependencies now?", "data-uv"),
+    q("current", "which Python version does the pipeline target now?", "data-py312"),
+    q("current", "how do raw files get loaded into Snowflake now?", "data-snowpipe"),
+    q("current", "how do I backfill pipeline dates now?", "data-dagster-backfill"),
+    q("current", "how is Terraform state locked now?", "infra-state-lockfile"),
+    q("current", "Terraform or OpenTofu: which binary do we run?", "infra-opentofu"),
+    q("current", "which Kubernetes version is prod EKS on?", "infra-eks-131"),
+    q("current", "what ingress do we use now?", "infra-alb-controller"),
+    q("current", "what scales EKS nodes now?", "infra-karpenter"),
+    q("current", "how do app secrets get into Kubernetes now?", "infra-external-secrets"),
+    q("current", "where do metrics and traces go now, still Datadog?", "infra-grafana"),
+    q("current", "how should PRs be merged now?", "x-rebase-merge"),
+    q("current", "how many approvals does an infra PR need?", "x-review-two"),
+]
+
+MULTI = [
+    q(
+        "multi",
+        "every production incident that hit payments-api, whatever the cause, and its lessons",
+        "pay-lesson-double-charge pay-lesson-tx-http pay-lesson-redis-eviction "
+        "pay-lesson-migration-lock pay-lesson-adyen-timeout pay-lesson-webhook-backlog "
+        "pay-lesson-basil-webhooks infra-lesson-karpenter-pdb infra-lesson-cert-expiry",
+    ),
+    q(
+        "multi",
+        "how do payments-api pods connect to Postgres through PgBouncer, and in which pgx mode?",
+        "pay-pgbouncer pay-pgbouncer-prepared",
+    ),
+    q(
+        "multi",
+        "how do we verify signatures on incoming Stripe and Adyen webhooks?",
+        "pay-stripe-verify pay-adyen-hmac",
+    ),
+    q(
+        "multi",
+        "all our secret and key rotation procedures",
+        "pay-rotate-stripe-secret data-rotate-snowflake-key infra-rds-password",
+    ),
+    q(
+        "multi",
+        "every flaky test we fixed in the dashboard",
+        "dash-lesson-flaky-vitest dash-lesson-playwright-flaky dash-lesson-flaky-tz",
+    ),
+    q(
+        "multi",
+        "what runs in the payments worker each night or morning, and at what time?",
+        "pay-recon-schedule pay-payout-schedule pay-idempotency-7d",
+    ),
+    q(
+        "multi",
+        "every timezone or clock related bug we hit, across all projects",
+        "dash-lesson-timezone data-lesson-dst dash-lesson-flaky-tz pay-lesson-clock",
+    ),
+    q(
+        "multi",
+        "which test frameworks does the dashboard use for unit and e2e tests?",
+        "dash-vitest dash-playwright",
+    ),
+    q(
+        "multi",
+        "Alice's git workflow preferences: commit messages, branch names, merge style",
+        "x-conventional-commits x-branch-names x-rebase-merge",
+    ),
+    q(
+        "multi",
+        "what must agents ask permission for before doing it?",
+        "infra-pref-plan-first x-pref-ask-deps x-lesson-agent-staging-migration",
+    ),
+    q(
+        "multi",
+        "incidents caused by the Karpenter and Graviton node changes",
+        "infra-lesson-karpenter-pdb infra-lesson-arm-image",
+    ),
+    q(
+        "multi",
+        "all Snowflake loading and cost incidents",
+        "data-lesson-on-error-continue data-lesson-snowflake-autosuspend "
+        "data-lesson-snowpipe-notifications",
+    ),
+    q(
+        "multi",
+        "what happens in the ledger when a refund or a chargeback occurs?",
+        "pay-refund-flow pay-dispute-flow",
+    ),
+    q(
+        "multi",
+        "API reference for the endpoints that create, capture and refund a payment",
+        "pay-ep-create-payment pay-ep-capture pay-ep-refund",
+    ),
+    q(
+        "multi",
+        "the NATS to Kafka move on both the payments and the pipeline side",
+        "pay-kafka-events data-kafka-connect",
+    ),
+    q(
+        "multi",
+        "current runtime versions: Go, Python, React and Kubernetes",
+        "pay-go-123 data-py312 dash-react19 infra-eks-131",
+    ),
+    q(
+        "multi",
+        "our resilience rules for calls to PSPs: timeouts and retries",
+        "pay-psp-timeouts pay-psp-retry",
+    ),
+    q(
+        "multi",
+        "how PII is protected and how deletion requests are handled",
+        "data-pii-hashing data-gdpr-delete",
+    ),
+    q(
+        "multi",
+        "show every load test we've run on payments-api",
+        "pay-loadtest-1.10.0 pay-loadtest-1.12.0 pay-loadtest-1.14.0 pay-loadtest-1.16.0 "
+        "pay-loadtest-1.17.0",
+    ),
+    q(
+        "multi",
+        "AWS cost reviews for April, May and June",
+        "infra-cost-april infra-cost-may infra-cost-june",
+    ),
+    q(
+        "multi",
+        "all fct_ models built from payments events",
+        "data-model-fct-payments data-model-fct-refunds data-model-fct-payouts "
+        "data-model-fct-disputes",
+    ),
+    q(
+        "multi",
+        "why did merchant sessions leave Redis and where did they go?",
+        "pay-lesson-redis-eviction pay-sessions-postgres",
+    ),
+    q(
+        "multi",
+        "list the ops dashboard pages with their routes and permissions",
+        "dash-page-payments-search dash-page-merchant-detail dash-page-payouts "
+        "dash-page-reconciliation dash-page-users-admin dash-page-disputes",
+    ),
+    q(
+        "multi",
+        "which Terraform stacks exist in prod eu-west-1?",
+        "infra-stack-network infra-stack-eks infra-stack-rds-payments infra-stack-msk "
+        "infra-stack-redis-cache infra-stack-static-site-dashboard infra-stack-backup "
+        "infra-stack-snowflake",
+    ),
+    q(
+        "multi",
+        "every preference Priya has stated about pipeline code",
+        "data-pref-typing data-pref-polars-exprs",
+    ),
+    q(
+        "multi",
+        "Bob's code style preferences for the dashboard",
+        "dash-no-default-exports dash-pref-components",
+    ),
+    q(
+        "multi",
+        "all on-call handoffs from June",
+        "x-handoff-2026-06-01 x-handoff-2026-06-15 x-handoff-2026-06-29",
+    ),
+    q(
+        "multi",
+        "every Kubernetes version upgrade of the production cluster this year",
+        "infra-eks-130 infra-eks-131",
+    ),
+    q(
+        "multi",
+        "both payments-api releases in August",
+        "pay-release-1.15.0 pay-release-1.16.0",
+    ),
+    q(
+        "multi",
+        "docs links for Stripe and Adyen webhooks",
+        "pay-stripe-docs-ref pay-adyen-docs-ref",
+    ),
+]
+
+OLD_FACT = [
+    q(
+        "old-fact",
+        "how are money amounts represented in payments-api?",
+        "pay-amounts-minor-units",
+        now="2026-08-14 10:00",
+    ),
+    q("old-fact", "what prefix do payout ids have?", "pay-id-prefixes", now="2026-09-03 10:00"),
+    q(
+        "old-fact",
+        "can we update a ledger row to fix a mistake?",
+        "pay-ledger-append-only",
+        now="2026-07-21 10:00",
+    ),
+    q("old-fact", "how is the public API versioned?", "pay-api-versioning", now="2026-09-10 10:00"),
+    q("old-fact", "base URL of the staging payments API", "pay-envs", now="2026-08-02 10:00"),
+    q(
+        "old-fact",
+        "what's the directory layout of the payments-api repo?",
+        "pay-repo-layout",
+        now="2026-07-01 10:00",
+    ),
+    q(
+        "old-fact",
+        "how do I run the payments API on my laptop?",
+        "pay-local-dev",
+        now="2026-09-25 10:00",
+    ),
+    q("old-fact", "which PCI SAQ are we in?", "pay-pci-scope", now="2026-09-01 10:00"),
+    q(
+        "old-fact",
+        "when does settlement reconciliation run?",
+        "pay-recon-schedule",
+        now="2026-09-18 10:00",
+    ),
+    q(
+        "old-fact",
+        "where is the list of API error codes?",
+        "pay-error-catalogue",
+        now="2026-08-20 10:00",
+    ),
+    q("old-fact", "do we use an ORM in payments-api?", "pay-sqlc", now="2026-07-30 10:00"),
+    q(
+        "old-fact",
+        "which Node version does the dashboard need?",
+        "dash-toolchain",
+        now="2026-08-10 10:00",
+    ),
+    q(
+        "old-fact",
+        "can I use export default in the dashboard?",
+        "dash-no-default-exports",
+        now="2026-09-05 10:00",
+    ),
+    q("old-fact", "does the SPA call payments-api directly?", "dash-bff", now="2026-07-15 10:00"),
+    q(
+        "old-fact",
+        "where are the colour tokens defined?",
+        "dash-design-tokens",
+        now="2026-08-25 10:00",
+    ),
+    q(
+        "old-fact",
+        "how are UI strings translated in the dashboard?",
+        "dash-i18n",
+        now="2026-09-12 10:00",
+    ),
+    q("old-fact", "which port does Storybook run on?", "dash-storybook", now="2026-07-09 10:00"),
+    q("old-fact", "where do frontend errors get reported?", "dash-sentry", now="2026-08-30 10:00"),
+    q("old-fact", "where do raw files land in S3?", "data-s3-layout", now="2026-09-08 10:00"),
+    q(
+        "old-fact",
+        "what Snowflake roles and warehouses exist?",
+        "data-snowflake-layout",
+        now="2026-08-18 10:00",
+    ),
+    q(
+        "old-fact",
+        "which timestamp decides the dt partition of an event?",
+        "data-utc-partitions",
+        now="2026-07-27 10:00",
+    ),
+    q("old-fact", "what's the dedupe key for events?", "data-event-id", now="2026-09-21 10:00"),
+    q("old-fact", "where is the PII salt stored?", "data-pii-hashing", now="2026-08-08 10:00"),
+    q("old-fact", "naming convention for dbt models", "data-dbt-naming", now="2026-08-12 10:00"),
+    q(
+        "old-fact",
+        "what's the AWS account id for staging?",
+        "infra-accounts",
+        now="2026-09-14 10:00",
+    ),
+    q(
+        "old-fact",
+        "what CIDR does the prod VPC use?",
+        "infra-cidrs infra-stack-network",
+        now="2026-08-06 10:00",
+    ),
+    q("old-fact", "which AWS region do we deploy to?", "infra-regions", now="2026-09-02 10:00"),
+    q(
+        "old-fact",
+        "what tags must every AWS resource have?",
+        "infra-tagging",
+        now="2026-07-19 10:00",
+    ),
+    q(
+        "old-fact",
+        "how do Terraform changes get applied?",
+        "infra-atlantis",
+        now="2026-08-27 10:00",
+    ),
+    q(
+        "old-fact",
+        "how do apps get deployed to the cluster?",
+        "infra-argocd",
+        now="2026-09-09 10:00",
+    ),
+    q(
+        "old-fact",
+        "how do I reach private services from my laptop?",
+        "infra-tailscale",
+        now="2026-07-23 10:00",
+    ),
+    q("old-fact", "which DNS zone is private?", "infra-dns", now="2026-08-16 10:00"),
+    q(
+        "old-fact",
+        "how should commit messages be formatted?",
+        "x-conventional-commits",
+        now="2026-09-28 10:00",
+    ),
+    q("old-fact", "where do ADRs go?", "x-adr", now="2026-07-12 10:00"),
+    q("old-fact", "how do I declare an incident?", "x-incident-process", now="2026-08-19 10:00"),
+    q("old-fact", "who gets paged after the primary on-call?", "x-oncall", now="2026-09-16 10:00"),
+    q(
+        "old-fact",
+        "British or American spelling in UI text?",
+        "x-pref-british",
+        now="2026-07-02 10:00",
+    ),
+]
+
+QUERIES = EXACT_ID + PARAPHRASE + TEMPORAL + CURRENT + MULTI + OLD_FACT
+
+# Pairs of records about similar but distinct things (ranking must discriminate).
+NEAR_DUPLICATES = [
+    ("pay-webhook-retry-backoff", "pay-psp-retry"),
+    ("pay-stripe-verify", "pay-adyen-hmac"),
+    ("pay-webhook-signing", "pay-stripe-verify"),
+    ("pay-refund-flow", "pay-dispute-flow"),
+    ("pay-recon-schedule", "pay-payout-schedule"),
+    ("pay-rotate-stripe-secret", "data-rotate-snowflake-key"),
+    ("data-rotate-snowflake-key", "infra-rds-password"),
+    ("dash-lesson-playwright-flaky", "dash-lesson-flaky-tz"),
+    ("dash-lesson-flaky-vitest", "dash-lesson-playwright-flaky"),
+    ("dash-virtual-tables", "dash-pagination"),
+    ("infra-graviton", "infra-lesson-arm-image"),
+    ("dash-lesson-timezone", "data-lesson-dst"),
+    ("pay-lesson-tx-http", "pay-lesson-adyen-timeout"),
+    ("pay-psp-timeouts", "pay-lesson-adyen-timeout"),
+    ("dash-lesson-strictmode", "dash-lesson-query-key-loop"),
+    ("pay-lesson-double-charge", "pay-idempotency-7d"),
+    ("data-freshness-sla", "pay-payout-schedule"),
+    ("pay-ep-capture", "pay-ep-refund"),
+    ("data-model-fct-payments", "data-model-fct-refunds"),
+    ("data-model-fct-payouts", "data-model-fct-disputes"),
+    ("infra-stack-rds-payments", "infra-rds-payments"),
+    ("infra-cost-june", "data-credits-june"),
+    ("pay-bump-pgx-560", "pay-bump-pgx-571"),
+    ("data-bump-polars-1", "data-bump-polars-16"),
+    ("dash-bump-vite-54", "dash-bump-vite-6"),
+    ("pay-runbooks-ref", "infra-runbooks-ref"),
+    ("pay-stripe-docs-ref", "pay-adyen-docs-ref"),
+    ("data-lesson-on-error-continue", "data-lesson-snowpipe-notifications"),
+    ("pay-otel", "infra-grafana"),
+    ("dash-page-payouts", "dash-payouts-v2"),
+    ("dash-page-disputes", "dash-disputes-screen"),
+    ("pay-loadtest-1.14.0", "pay-loadtest-1.16.0"),
+    ("x-handoff-2026-06-01", "x-handoff-2026-06-15"),
+]
