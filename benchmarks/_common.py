@@ -54,7 +54,9 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def synthetic_items(count: int, seed: int = 7, start: datetime | None = None) -> Iterator[dict[str, Any]]:
+def synthetic_items(
+    count: int, seed: int = 7, start: datetime | None = None
+) -> Iterator[dict[str, Any]]:
     """Export-format records spread over two years, ~80 words of body each."""
     rng = random.Random(seed)
     begin = start or datetime(2024, 11, 1, tzinfo=UTC)

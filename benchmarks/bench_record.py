@@ -36,8 +36,13 @@ def in_process(root: Path, writes: int) -> dict[str, float]:
     try:
         for i in range(writes):
             start = time.perf_counter()
-            store.record("decision", f"Body of decision {i}.\n", title=f"Decision {i}",
-                         tags=["bench"], agent="bench")
+            store.record(
+                "decision",
+                f"Body of decision {i}.\n",
+                title=f"Decision {i}",
+                tags=["bench"],
+                agent="bench",
+            )
             totals.append(time.perf_counter() - start)
     finally:
         GitRepo.checkout_paths = original  # type: ignore[method-assign]
@@ -93,15 +98,21 @@ def main() -> None:
         built = time.perf_counter() - start
         figures = in_process(root, args.writes)
         results["record_in_process"][size] = figures  # type: ignore[index]
-        print(f"store of {size:>6}: built in {built:5.1f} s; record p50 {figures['p50_ms']:.1f} ms"
-              f", p95 {figures['p95_ms']:.1f} ms (work tree + git index p50 "
-              f"{figures['worktree_and_git_index_p50_ms']:.1f} ms)", flush=True)
+        print(
+            f"store of {size:>6}: built in {built:5.1f} s; record p50 {figures['p50_ms']:.1f} ms"
+            f", p95 {figures['p95_ms']:.1f} ms (work tree + git index p50 "
+            f"{figures['worktree_and_git_index_p50_ms']:.1f} ms)",
+            flush=True,
+        )
         if size == 1000:
             cli = whole_process(root, args.cli_runs)
             results["cli_1k"] = cli
-            print(f"gitmem record, whole process (1k store): {cli['record_ms']:.0f} ms "
-                  f"(python start {cli['python_startup_ms']:.0f} ms, import gitmem.cli "
-                  f"{cli['import_cli_ms']:.0f} ms)", flush=True)
+            print(
+                f"gitmem record, whole process (1k store): {cli['record_ms']:.0f} ms "
+                f"(python start {cli['python_startup_ms']:.0f} ms, import gitmem.cli "
+                f"{cli['import_cli_ms']:.0f} ms)",
+                flush=True,
+            )
     seconds = import_speed(10_000)
     results["import_10k_s"] = seconds
     print(f"import of 10k records: {seconds:.1f} s")

@@ -117,9 +117,10 @@ class GitRepo:
     def config_identity(self) -> Identity | None:
         config = self._repo.config
         try:
-            return Identity(config["user.name"], config["user.email"])
+            name, email = config["user.name"], config["user.email"]
         except KeyError:
             return None
+        return None if name is None or email is None else Identity(str(name), str(email))
 
     def set_config(self, key: str, value: str) -> None:
         self._repo.config[key] = value
@@ -147,7 +148,7 @@ class GitRepo:
         return str(commit.id)
 
     def commit(self, commit_id: str) -> Commit:
-        c = self._repo[commit_id]
+        c = self._repo[commit_id].peel(pygit2.Commit)
         return Commit(
             id=str(c.id),
             parents=tuple(str(p) for p in c.parent_ids),
@@ -171,7 +172,7 @@ class GitRepo:
         return str(entry.id) if entry.type_str == "blob" else None
 
     def blob(self, blob_id: str) -> bytes:
-        data: bytes = self._repo[blob_id].data
+        data: bytes = self._repo[blob_id].peel(pygit2.Blob).data
         return data
 
     def files(self, commit_id: str | None, prefix: str) -> Iterator[tuple[str, str]]:
@@ -186,13 +187,13 @@ class GitRepo:
         if sub.type_str != "tree":
             return
         base = prefix.rstrip("/")
-        yield from self._walk(self._repo[sub.id], base)
+        yield from self._walk(self._repo[sub.id].peel(pygit2.Tree), base)
 
     def _walk(self, tree: pygit2.Tree, base: str) -> Iterator[tuple[str, str]]:
         for entry in tree:
-            path = f"{base}/{entry.name}" if base else entry.name
+            path = f"{base}/{entry.name}" if base else str(entry.name)
             if entry.type_str == "tree":
-                yield from self._walk(self._repo[entry.id], path)
+                yield from self._walk(self._repo[entry.id].peel(pygit2.Tree), path)
             elif entry.type_str == "blob":
                 yield path, str(entry.id)
 
@@ -315,7 +316,8 @@ class GitRepo:
                 nested.setdefault(parts[0], {})[parts[1:]] = blob
         for name, sub_changes in nested.items():
             entry = builder.get(name)
-            sub_tree = repo[entry.id] if entry is not None and entry.type_str == "tree" else None
+            is_tree = entry is not None and entry.type_str == "tree"
+            sub_tree = repo[entry.id].peel(pygit2.Tree) if entry is not None and is_tree else None
             sub_id = self._build(sub_tree, sub_changes)
             if sub_id is None:
                 if entry is not None:

@@ -27,8 +27,8 @@ __all__ = [
     "STATUSES",
     "FieldValue",
     "Record",
-    "dump",
     "body_problems",
+    "dump",
     "format_problems",
     "format_time",
     "make_id",
@@ -138,7 +138,9 @@ def _sorted_fields(values: Mapping[str, Any]) -> tuple[tuple[str, FieldValue], .
     out: list[tuple[str, FieldValue]] = []
     for key in sorted(values):
         value = values[key]
-        out.append((key, tuple(str(v) for v in value) if isinstance(value, list | tuple) else str(value)))
+        out.append(
+            (key, tuple(str(v) for v in value) if isinstance(value, list | tuple) else str(value))
+        )
     return tuple(out)
 
 
@@ -165,7 +167,8 @@ def parse_time(text: str) -> datetime:
 
 def slugify(title: str, fallback: str = "record") -> str:
     """Lower-case ASCII words joined by '-', at most 48 characters, cut at a word boundary."""
-    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    folded = unicodedata.normalize("NFKD", title.casefold())  # ß -> ss, é -> e + accent
+    ascii_text = folded.encode("ascii", "ignore").decode("ascii")
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     slug = ""
     for word in words:
@@ -210,10 +213,19 @@ _RESERVED_RE = re.compile(
     r"|^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$"
     r"|^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"  # anything date-like
 )
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x85": "\\N",
-            "\u2028": "\\L", "\u2029": "\\P", "\ufeff": "\\uFEFF"}
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+    "\ufeff": "\\uFEFF",
+}
 _NEEDS_ESCAPE_RE = re.compile(
-    "[\\\\\"\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]"
+    '[\\\\"\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]'
 )
 
 
@@ -271,7 +283,9 @@ _CLOSE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
 
 def split(text: str) -> tuple[str, str]:
-    """(frontmatter YAML, body). The one blank line ``dump`` puts after the fence is dropped."""
+    """(frontmatter YAML, body). The one blank line ``dump`` puts after the fence is dropped;
+    a byte-order mark an editor put in front is ignored."""
+    text = text.removeprefix("\ufeff")
     opening = _OPEN_RE.match(text)
     if opening is None:
         raise RecordInvalid("no frontmatter: the file must start with a '---' line")
@@ -300,6 +314,10 @@ def parse(text: str) -> Record:
         raise RecordInvalid(f"frontmatter is not valid YAML: {exc}".replace("\n", " ")) from exc
     if not isinstance(data, dict):
         raise RecordInvalid("frontmatter must be a YAML mapping of field: value")
+    if "body" in data:
+        raise RecordInvalid(
+            "body: not a frontmatter field; the body is the text after the closing '---'"
+        )
     return from_mapping(data, body)
 
 

@@ -8,26 +8,35 @@ anything is written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from gitmem import guard, schema
 from gitmem.config import Config, load_config, template_root
-from gitmem.errors import GitmemError, NotFound, RecordInvalid, SecretFound, StoreMissing, UsageError
-from gitmem.git import Commit, GitRepo, Identity, PathStatus
+from gitmem.errors import (
+    GitmemError,
+    NotFound,
+    RecordInvalid,
+    SecretFound,
+    StoreMissing,
+    UsageError,
+)
+from gitmem.git import GitRepo, Identity, PathStatus
 from gitmem.lock import Journal, write_lock
 from gitmem.record import (
-    ID_RE,
     Record,
     body_problems,
     dump,
-    format_problems as check_format,
     make_id,
     parse,
+)
+from gitmem.record import (
+    format_problems as check_format,
 )
 
 __all__ = ["RECORDS_DIR", "SecretPolicy", "Store", "Version", "WriteResult"]
@@ -82,7 +91,7 @@ class Store:
     # --- opening -----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path) -> Store:
+    def open(cls, root: Path) -> Self:
         root = root.expanduser()
         if not root.exists():
             raise StoreMissing(
@@ -97,7 +106,7 @@ class Store:
         return cls(repo, load_config(root))
 
     @classmethod
-    def init(cls, root: Path, agent: str = "gitmem") -> tuple[Store, bool]:
+    def init(cls, root: Path, agent: str = "gitmem") -> tuple[Self, bool]:
         """Lay down the template and make the first commit. (store, created)."""
         root = root.expanduser()
         if (root / ".git").exists() and (root / "config.toml").exists():
@@ -175,6 +184,18 @@ class Store:
         data = self.repo.blob_at(head, self.catalog()[rid])
         assert data is not None
         return _parse_blob(data, self.catalog()[rid])
+
+    def previous(self, record_id: str) -> Record | None:
+        """The version of a record at HEAD, if it has one."""
+        path = self.catalog().get(record_id)
+        head = self.repo.head()
+        data = None if path is None or head is None else self.repo.blob_at(head, path)
+        return None if data is None else _parse_blob(data, path or "")
+
+    def default_agent(self) -> str:
+        """Who writes when nobody says: git's user.name, else "unknown"."""
+        identity = self.repo.config_identity()
+        return identity.name if identity is not None else "unknown"
 
     def records(self) -> Iterator[Record]:
         """Every record at HEAD, in path order. Files that do not parse are skipped
@@ -276,7 +297,9 @@ class Store:
         ).with_(supersedes=(old.id,))
         new, redactions = self.guard(new, secrets)
         self.check(new)
-        retired = old.with_(status="superseded", superseded_by=new.id, updated=max(moment, old.updated))
+        retired = old.with_(
+            status="superseded", superseded_by=new.id, updated=max(moment, old.updated)
+        )
         return self._write(
             {new.path: new, retired.path: retired},
             "supersede",
@@ -311,7 +334,7 @@ class Store:
             return WriteResult(None, (old,), "amend")
         new = new.with_(updated=max((now or _now()).replace(microsecond=0), old.updated))
         new, redactions = self.guard(new, secrets)
-        self.check(new)
+        self.check(new, previous=old)
         return self._write({new.path: new}, "amend", new, agent, redactions=redactions)
 
     def replace_text(
@@ -336,7 +359,7 @@ class Store:
         if new.updated == old.updated:
             new = new.with_(updated=max((now or _now()).replace(microsecond=0), old.updated))
         new, redactions = self.guard(new, secrets)
-        self.check(new)
+        self.check(new, previous=old)
         changes: dict[str, Record | None] = {new.path: new}
         if new.path != old.path:
             changes[old.path] = None
@@ -356,13 +379,19 @@ class Store:
         if not plan.changes:
             return WriteResult(None, plan.records, "import")
         head = self.repo.head()
+        agent = agent.strip() or self.default_agent()
         count = len(plan.changes)
         subject = f"import: {count} record{'s' if count != 1 else ''}"
         if source_name:
             subject += f" from {source_name}"
         trailers = {"Gitmem-Count": str(count)}
         message = _message("import", "", subject, "", agent, trailers, raw_subject=True)
-        commit = self._commit({p: (None if r is None else dump(r).encode()) for p, r in plan.changes.items()}, message, agent, head)
+        commit = self._commit(
+            {p: (None if r is None else dump(r).encode()) for p, r in plan.changes.items()},
+            message,
+            agent,
+            head,
+        )
         return WriteResult(commit, plan.records, "import", plan.redactions)
 
     def commit_pending(self, *, agent: str = "", message: str = "") -> WriteResult:
@@ -373,6 +402,7 @@ class Store:
         if not pending:
             return WriteResult(None, (), "edit")
         files, records = plan_pending(self, pending)
+        agent = agent.strip() or self.default_agent()
         count = len(files)
         subject = message.strip() or f"edit: {count} record{'s' if count != 1 else ''} by hand"
         ids = sorted(Path(p).stem for p in files)
@@ -424,7 +454,7 @@ class Store:
             updated=moment,
             abstract=abstract.strip() or _abstract_from(body),
             tags=tuple(dict.fromkeys(t.strip() for t in tags if t.strip())),
-            agent=agent,
+            agent=agent.strip() or self.default_agent(),
             scope=scope,
             source=source,
             weight=weight,
@@ -451,13 +481,20 @@ class Store:
             lines,
         )
 
-    def check(self, record: Record, known: Mapping[str, str] | None = None) -> None:
-        """Raise RecordInvalid unless the record fits its schema, the body rules, and its
-        links point at records in `known` (id -> path; default: HEAD's records)."""
+    def check(
+        self,
+        record: Record,
+        known: Mapping[str, str] | None = None,
+        previous: Record | None = None,
+    ) -> None:
+        """Raise RecordInvalid unless the record fits its schema and the body rules, and the
+        links it adds (to `previous`, its last version) point at records in `known` (id ->
+        path; default: HEAD's). Links already there may name a forgotten record."""
         problems = check_format(record) + schema.check_record(record, self.schemas)
         catalog = self.catalog() if known is None else known
+        kept = set() if previous is None else {*previous.links, *previous.supersedes}
         for target in (*record.links, *record.supersedes):
-            if target not in catalog and target != record.id:
+            if target not in catalog and target != record.id and target not in kept:
                 problems.append(f"links: {target} points at no record")
         problems.extend(body_problems(record.body, self.config.max_body_bytes))
         if problems:
@@ -482,6 +519,7 @@ class Store:
                     f"{path} has uncommitted edits; commit them first with "
                     '"gitmem commit" (or discard them with git restore)'
                 )
+        agent = agent.strip() or self.default_agent()
         trailers = {"Gitmem-Record": subject_record.id, **(extra_trailers or {})}
         message = _message(
             operation, subject_record.type, subject_record.title, detail, agent, trailers
@@ -569,8 +607,11 @@ def _parse_blob(data: bytes, path: str) -> Record:
         raise RecordInvalid(f"{path}: {exc}", exc.problems) from exc
 
 
+_PREFIX_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
 def _check_id_text(text: str) -> None:
-    if not text or not ID_RE.match(text):
+    if not text or not _PREFIX_RE.match(text):
         raise UsageError(
             f'"{text}" is not a record id: ids are lower-case letters and digits joined by "-" '
             '(no "/" or ".."); list them with "gitmem list"'
@@ -619,4 +660,3 @@ def _message(
         lines.append(f"{key}: {value}")
     lines.append(f"Gitmem-Agent: {agent.strip() or 'unknown'}")
     return "\n".join(lines) + "\n"
-

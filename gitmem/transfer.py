@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem import guard
 from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.git import PathStatus
 from gitmem.record import Record, dump, from_mapping, parse
@@ -45,7 +46,9 @@ def plan_import(
             problems.append(f"line {number}: {exc}")
             continue
         if record.id in seen:
-            problems.append(f"line {number}: id {record.id} already given on line {seen[record.id]}")
+            problems.append(
+                f"line {number}: id {record.id} already given on line {seen[record.id]}"
+            )
             continue
         seen[record.id] = number
         parsed.append(record)
@@ -60,7 +63,7 @@ def plan_import(
         try:
             record, found = store.guard(record, secrets)
             redactions.extend(found)
-            store.check(record, catalog)
+            store.check(record, catalog, previous=store.previous(record.id))
         except (RecordInvalid, SecretFound) as exc:
             problems.append(str(exc))
             secret_found = secret_found or isinstance(exc, SecretFound)
@@ -92,6 +95,7 @@ def plan_pending(
     records: list[Record] = []
     catalog = dict(store.catalog())
     edited: list[tuple[str, Record, bytes]] = []
+    secret_found = False
     for item in pending:
         target = store.root / item.path
         if item.state == "deleted" or not target.exists():
@@ -100,7 +104,13 @@ def plan_pending(
             continue
         data = target.read_bytes()
         try:
-            record = parse(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            found = guard.scan(text)
+            if found:
+                problems.extend(guard.describe(f, f"{item.path}: ") for f in found)
+                secret_found = True
+                continue
+            record = parse(text)
         except UnicodeDecodeError as exc:
             problems.append(f"{item.path}: not UTF-8 text (byte {exc.start}); save it as UTF-8")
             continue
@@ -117,15 +127,15 @@ def plan_pending(
         edited.append((item.path, record, data))
     for path, record, data in edited:
         try:
-            store.guard(record, "refuse")
-            store.check(record, catalog)
-        except (RecordInvalid, SecretFound) as exc:
+            store.check(record, catalog, previous=store.previous(record.id))
+        except RecordInvalid as exc:
             problems.append(str(exc))
             continue
         files[path] = data
         records.append(record)
     if problems:
-        raise RecordInvalid(_summary(problems), tuple(problems))
+        error = SecretFound if secret_found else RecordInvalid
+        raise error(_summary(problems), tuple(problems))
     return files, tuple(records)
 
 

@@ -70,9 +70,7 @@ def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def git(cwd: Path, *args: str) -> str:
     """The real git command, for checking what gitmem did."""
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
-    )
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
 
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean, git
+
 from gitmem.git import GitRepo
 from gitmem.store import Store
 

@@ -39,13 +39,13 @@ def test_dump_is_exactly_this() -> None:
         "tags: [embeddings, ml]\n"
         "agent: claude-code\n"
         "scope: shared\n"
-        "source: \"\"\n"
+        'source: ""\n'
         "created: 2026-11-30T20:01:16Z\n"
         "updated: 2026-11-30T20:01:16Z\n"
         "weight: 1.0\n"
         "links: []\n"
         "supersedes: []\n"
-        "superseded_by: \"\"\n"
+        'superseded_by: ""\n'
         "status: active\n"
         "---\n"
         "\n"
@@ -69,9 +69,7 @@ def test_yaml_never_converts_values(value: str) -> None:
 
 
 def test_hand_written_file_without_blank_line_and_crlf_parses() -> None:
-    text = (
-        "---\r\nid: a-b\r\ntype: fact\r\ntitle: T\r\ncreated: 2026-01-02\r\n---\r\nBody line\r\n"
-    )
+    text = "---\r\nid: a-b\r\ntype: fact\r\ntitle: T\r\ncreated: 2026-01-02\r\n---\r\nBody line\r\n"
     record = parse(text)
     assert record.body == "Body line\r\n"
     assert record.created == datetime(2026, 1, 2, tzinfo=UTC)
@@ -89,8 +87,12 @@ def test_hand_written_file_without_blank_line_and_crlf_parses() -> None:
         ("---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nscope: world\n---\nx", "scope"),
         ("---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nweight: heavy\n---\nx", "weight"),
         ("---\nid: a\ntype: fact\ncreated: 2026-01-01\n---\nx", "title: required"),
-        ("---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nabstract: " + "x" * 241
-         + "\n---\nx", "abstract"),
+        (
+            "---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nabstract: "
+            + "x" * 241
+            + "\n---\nx",
+            "abstract",
+        ),
     ],
 )
 def test_bad_files_name_the_problem(text: str, needle: str) -> None:
@@ -123,9 +125,13 @@ _text = st.text(
     max_size=40,
 )
 _line = _text.map(lambda s: " ".join(s.split()))
-_body = st.lists(
-    st.one_of(_text, st.just("---"), st.just(""), st.just("\r"), st.just("## h")), max_size=8
-).map(lambda parts: "\n".join(parts)).filter(lambda b: b.strip() != "")
+_body = (
+    st.lists(
+        st.one_of(_text, st.just("---"), st.just(""), st.just("\r"), st.just("## h")), max_size=8
+    )
+    .map(lambda parts: "\n".join(parts))
+    .filter(lambda b: b.strip() != "")
+)
 _word = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 _moment = st.datetimes(
     min_value=datetime(1990, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
@@ -142,9 +148,27 @@ _moment = st.datetimes(
     weight=st.floats(min_value=0, max_value=10, allow_nan=False),
     fields=st.dictionaries(
         st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
-            lambda k: k not in ("id", "type", "title", "abstract", "tags", "agent", "scope",
-                                "source", "created", "updated", "weight", "links",
-                                "supersedes", "superseded_by", "status", "body")
+            lambda k: (
+                k
+                not in (
+                    "id",
+                    "type",
+                    "title",
+                    "abstract",
+                    "tags",
+                    "agent",
+                    "scope",
+                    "source",
+                    "created",
+                    "updated",
+                    "weight",
+                    "links",
+                    "supersedes",
+                    "superseded_by",
+                    "status",
+                    "body",
+                )
+            )
         ),
         st.one_of(_line, st.lists(_line, max_size=3).map(tuple)),
         max_size=3,
@@ -192,9 +216,34 @@ def test_other_yaml_readers_see_the_same_text(value: str, in_list: bool) -> None
 
 
 @pytest.mark.parametrize(
-    "value", ["yes", "No", "~", "null", "1.5", "1_000", "0x1F", "12:30", "2026-01-01", ".inf",
-              "- item", "a: b", "a #b", "trailing ", "[x]", "{x}", "@me", "`x`", "%x", "'q'",
-              "\"q\"", "tab\there", "é ☕ 日本", "\u2028", "\ufeff"]
+    "value",
+    [
+        "yes",
+        "No",
+        "~",
+        "null",
+        "1.5",
+        "1_000",
+        "0x1F",
+        "12:30",
+        "2026-01-01",
+        ".inf",
+        "- item",
+        "a: b",
+        "a #b",
+        "trailing ",
+        "[x]",
+        "{x}",
+        "@me",
+        "`x`",
+        "%x",
+        "'q'",
+        '"q"',
+        "tab\there",
+        "é ☕ 日本",
+        "\u2028",
+        "\ufeff",
+    ],
 )
 def test_tricky_scalars(value: str) -> None:
     import yaml
@@ -202,3 +251,10 @@ def test_tricky_scalars(value: str) -> None:
     text = dump(sample(fields={"note": value}, tags=("t",)))
     assert yaml.safe_load(text.split("---\n")[1])["note"] == value
     assert parse(text).extra["note"] == value
+
+
+def test_body_key_in_frontmatter_and_bom() -> None:
+    with pytest.raises(RecordInvalid, match="body"):
+        parse("---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nbody: x\n---\ny")
+    assert parse("\ufeff" + dump(sample())) == sample()
+    assert slugify("Straße") == "strasse"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean, git, snapshot
+
 from gitmem.errors import GitmemError, NotFound, RecordInvalid, UsageError
 from gitmem.store import Store
 
@@ -16,7 +16,7 @@ def commits(path: Path) -> int:
 
 
 def test_init_lays_down_template_and_one_commit(tmp_path: Path) -> None:
-    store, created = Store.init(tmp_path / "s")
+    _, created = Store.init(tmp_path / "s")
     assert created
     root = tmp_path / "s"
     for name in ("config.toml", "README.md", ".gitignore", ".pre-commit-config.yaml"):
@@ -24,7 +24,7 @@ def test_init_lays_down_template_and_one_commit(tmp_path: Path) -> None:
     assert (root / "schemas" / "decision.toml").is_file()
     assert commits(root) == 1
     assert_clean(root)
-    again, created_again = Store.init(root)
+    _, created_again = Store.init(root)
     assert not created_again
     assert commits(root) == 1
 
@@ -48,7 +48,10 @@ def test_open_missing_store_says_how_to_create(tmp_path: Path) -> None:
 def test_record_is_one_commit_with_trailers(store: Store) -> None:
     before = commits(store.root)
     result = store.record(
-        "decision", "Body.\n", title="Use Jina v5 for embeddings", agent="claude-code",
+        "decision",
+        "Body.\n",
+        title="Use Jina v5 for embeddings",
+        agent="claude-code",
         tags=["ml", "ml", " embeddings "],
     )
     assert commits(store.root) == before + 1
@@ -56,9 +59,7 @@ def test_record_is_one_commit_with_trailers(store: Store) -> None:
     r = result.record
     assert r.tags == ("ml", "embeddings")
     assert r.abstract == "Body."
-    assert (store.root / r.path).read_text() == (
-        git(store.root, "show", f"HEAD:{r.path}")
-    )
+    assert (store.root / r.path).read_text() == (git(store.root, "show", f"HEAD:{r.path}"))
     message = git(store.root, "log", "-1", "--format=%B")
     assert message.splitlines()[0] == "record(decision): Use Jina v5 for embeddings"
     assert f"Gitmem-Record: {r.id}" in message
@@ -203,10 +204,43 @@ def test_export_import_round_trip(store: Store, tmp_path: Path) -> None:
 
 
 def test_import_validates_everything_first(store: Store) -> None:
-    good = {"id": "good-aaaaaa", "type": "fact", "title": "G", "created": "2026-01-01T00:00:00Z",
-            "body": "ok"}
+    good = {
+        "id": "good-aaaaaa",
+        "type": "fact",
+        "title": "G",
+        "created": "2026-01-01T00:00:00Z",
+        "body": "ok",
+    }
     bad = {"id": "bad/../x", "type": "fact", "title": "B", "created": "2026-01-01", "body": "x"}
     before = snapshot(store.root)
     with pytest.raises(RecordInvalid, match="line 2"):
         store.import_records([good, bad])
     assert snapshot(store.root) == before
+
+
+def test_links_to_a_forgotten_record_do_not_lock_the_linker(store: Store) -> None:
+    a = store.record("decision", "A", title="A").record
+    b = store.supersede(a.id, "B", title="B").record
+    store.forget(a.id, reason="obsolete")
+    store.amend(b.id, {"weight": "2"})
+    assert store.get(b.id).weight == 2.0
+    with pytest.raises(RecordInvalid, match="points at no record"):
+        store.amend(b.id, {"links": "nobody-here-aaaaaa"})
+
+
+def test_hand_committed_secret_in_frontmatter_comment_is_refused(store: Store) -> None:
+    from gitmem.errors import SecretFound
+
+    r = store.record("fact", "x", title="T").record
+    path = store.root / r.path
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    path.write_text(path.read_text().replace("type: fact", f"type: fact\n# token {token}"))
+    with pytest.raises(SecretFound):
+        store.commit_pending()
+    assert token not in git(store.root, "log", "-p")
+
+
+def test_default_agent_is_git_user_name(store: Store) -> None:
+    r = store.record("fact", "x", title="Who").record
+    assert r.agent == "Test User"
+    assert "Gitmem-Agent: Test User" in git(store.root, "log", "-1", "--format=%B")

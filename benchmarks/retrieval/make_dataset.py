@@ -68,7 +68,7 @@ STOPWORDS = frozenset(
     weeks day days month months yesterday today recently recent currently current lately
     anything something thing things way ways go goes going happen happens happened tell know
     need needs wanted want wants much many
-    """.split()  # noqa: SIM905
+    """.split()
 )
 
 
