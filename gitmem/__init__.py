@@ -1,7 +1,28 @@
-"""gitmem: a Git-native long-term memory for AI coding agents."""
+"""gitmem: a Git-native long-term memory for AI coding agents.
+
+    from gitmem import Store
+    store = Store.open(path)
+
+Attributes load on first use, so that `import gitmem.hooks` (the agent's fast path) does not
+pay for git, the search index or the embedding model.
+"""
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+from typing import Any
+
+__all__ = ["GitmemError", "Store", "__version__"]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Store":
+        from gitmem.api import Store
+
+        return Store
+    if name == "GitmemError":
+        from gitmem.errors import GitmemError
+
+        return GitmemError
+    raise AttributeError(f"module 'gitmem' has no attribute {name!r}")

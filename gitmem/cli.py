@@ -18,6 +18,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from gitmem import display
+from gitmem.api import Store
 from gitmem.config import resolve_store_path
 from gitmem.errors import (
     EXIT_BUG,
@@ -29,7 +30,7 @@ from gitmem.errors import (
     UsageError,
 )
 from gitmem.record import Record
-from gitmem.store import SecretPolicy, Store, WriteResult
+from gitmem.store import SecretPolicy, WriteResult
 from gitmem.views import LEVELS, Level, render
 
 __all__ = ["app", "run"]
@@ -111,7 +112,13 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _open(store: str | None) -> Store:
-    return Store.open(resolve_store_path(store, os.environ))
+    opened = Store.open(resolve_store_path(store, os.environ))
+    cache = os.environ.get("HF_HUB_CACHE") or (
+        os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else ""
+    )
+    if cache:
+        opened.model_cache = Path(cache)
+    return opened
 
 
 def _agent(flag: str | None) -> str:
@@ -164,7 +171,9 @@ def _body(body: str | None, body_file: Path | None) -> str:
     if body == "-" or (body is None and not sys.stdin.isatty()):
         return _stdin_text()
     if body is None:
-        raise UsageError("a record needs a body: give it as an argument, - for stdin, or --body-file")
+        raise UsageError(
+            "a record needs a body: give it as an argument, - for stdin, or --body-file"
+        )
     return body
 
 
@@ -413,7 +422,9 @@ def commit(
 @app.command()
 def read(
     record_id: Annotated[str, typer.Argument(metavar="ID")],
-    level: Annotated[str, typer.Option("--level", "-l", help="abstract | outline | full.")] = "full",
+    level: Annotated[
+        str, typer.Option("--level", "-l", help="abstract | outline | full.")
+    ] = "full",
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
@@ -424,7 +435,7 @@ def read(
     if as_json:
         display.json_out({**found.to_dict(), "path": found.path})
         return
-    chosen: Level = level  # type: ignore[assignment]
+    chosen: Level = level
     display.raw(render(found, chosen))
 
 
@@ -435,8 +446,12 @@ def list_(
     agent: Annotated[str | None, typer.Option("--agent", help="Written by.")] = None,
     scope: Annotated[str | None, typer.Option("--scope")] = None,
     status: Annotated[str, typer.Option("--status", help="active | superseded | all.")] = "active",
-    sort: Annotated[str, typer.Option("--sort", help="created | updated | title | type.")] = "created",
-    reverse: Annotated[bool, typer.Option("--reverse", help="Oldest first / A-Z reversed.")] = False,
+    sort: Annotated[
+        str, typer.Option("--sort", help="created | updated | title | type.")
+    ] = "created",
+    reverse: Annotated[
+        bool, typer.Option("--reverse", help="Oldest first / A-Z reversed.")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="0: no limit.")] = 0,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
@@ -491,13 +506,17 @@ def history(
 @app.command()
 def export(
     format_: Annotated[str, typer.Option("--format", help="jsonl (the only format).")] = "jsonl",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File; default stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File; default stdout.")
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """Write every record as JSON lines: all that `gitmem import` needs to rebuild the store."""
     if format_ != "jsonl":
         _usage_exit(f'--format must be jsonl, not "{format_}"')
-    lines = (json.dumps(item, ensure_ascii=False, sort_keys=False) for item in _open(store).export())
+    lines = (
+        json.dumps(item, ensure_ascii=False, sort_keys=False) for item in _open(store).export()
+    )
     if output is None:
         for line in lines:
             display.raw(line + "\n")
@@ -534,7 +553,9 @@ def validate(
     root = _root_for(paths, store)
     problems = validate_files(Store.open(root), [p.resolve() for p in paths or []])
     if as_json:
-        display.json_out([{"path": p.path, "problem": p.message, "level": p.level} for p in problems])
+        display.json_out(
+            [{"path": p.path, "problem": p.message, "level": p.level} for p in problems]
+        )
     else:
         display.problems(problems)
     if any(p.level == "error" for p in problems):
@@ -566,3 +587,177 @@ def _root_for(paths: list[Path] | None, store: str | None) -> Path:
         if (candidate / ".git").exists() and (candidate / "config.toml").exists():
             return candidate
     return resolve_store_path(None, os.environ)
+
+
+# --- search -------------------------------------------------------------------------------
+
+
+@app.command()
+def recall(
+    query: Annotated[str | None, typer.Argument(help="What to look for, in any words.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid | keyword | semantic.")] = "hybrid",
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000)] = 10,
+    type_: Annotated[list[str] | None, typer.Option("--type", help="Only these types.")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Has this tag.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Written by.")] = None,
+    scope: Annotated[str | None, typer.Option("--scope")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Created at or after.")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Created at or before.")] = None,
+    include_superseded: Annotated[
+        bool, typer.Option("--include-superseded", help="Also superseded records.")
+    ] = False,
+    now: Annotated[str | None, typer.Option("--now", help="Reference time for decay.")] = None,
+    fusion: Annotated[str, typer.Option("--fusion", help="rrf | linear.")] = "",
+    explain: Annotated[bool, typer.Option("--explain", help="Show how each hit scored.")] = False,
+    batch: Annotated[
+        Path | None, typer.Option("--batch", help="JSONL of queries in; JSONL results out.")
+    ] = None,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+) -> None:
+    """Find memories: a short ranked list (open one with `gitmem read ID`)."""
+    from gitmem.searching import recall_options, result_json
+
+    opened = _open(store)
+    base = recall_options(
+        dict(
+            mode=mode,
+            limit=limit,
+            type=type_ or [],
+            tag=_tags(tag),
+            agent=agent,
+            scope=scope,
+            since=since,
+            until=until,
+            include_superseded=include_superseded,
+            now=now,
+            fusion=fusion,
+        ),
+        os.environ,
+    )
+    if batch is not None:
+        said: set[str] = set()
+        for line in _jsonl(_read_text(batch) if str(batch) != "-" else _stdin_text(), str(batch)):
+            if not isinstance(line, dict) or not isinstance(line.get("query"), str):
+                raise UsageError(f'{batch}: each line needs {{"query": "..."}}')
+            options = recall_options({**_batch_defaults(base), **line}, os.environ)
+            result = opened.recall(
+                line["query"], options=options, limit=options.limit, mode=options.mode
+            )
+            _notices(result.notices, said)
+            display.raw(json.dumps(result_json(line["query"], result), ensure_ascii=False) + "\n")
+        return
+    if query is None or not query.strip():
+        raise UsageError("recall needs a query (or --batch FILE)")
+    result = opened.recall(query, options=base, limit=base.limit, mode=base.mode)
+    _notices(result.notices, set())
+    if as_json:
+        display.json_out(result_json(query, result))
+        return
+    display.hits(result, explain)
+
+
+def _batch_defaults(options: Any) -> dict[str, Any]:
+    flt = options.filter
+    return dict(
+        mode=options.mode,
+        limit=options.limit,
+        type=list(flt.types),
+        tag=list(flt.tags),
+        agent=flt.agent or None,
+        scope=flt.scope or None,
+        fusion=options.fusion,
+        include_superseded=flt.include_superseded,
+        since=flt.since,
+        until=flt.until,
+        now=options.now,
+    )
+
+
+def _notices(notices: Sequence[str], said: set[str]) -> None:
+    for notice in notices:
+        if notice not in said:
+            said.add(notice)
+            display.notice(notice)
+
+
+@app.command()
+def rebuild(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Build the search index again from HEAD (it is a cache: this loses nothing)."""
+    opened = _open(store)
+    if opened.model_problem:
+        display.notice(f"building without semantic search: {opened.model_problem}")
+    with display.progress("indexing records") as advance:
+        stats = opened.rebuild(progress=advance)
+    if as_json:
+        display.json_out(stats)
+        return
+    display.say(
+        f"indexed {stats['records']} records at {(stats['commit'] or '-')[:10]}"
+        f" ({stats['vectors']} vectors, {stats['bytes'] / 1e6:.1f} MB)"
+    )
+
+
+@app.command()
+def doctor(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Check the store, the index and the model; say what is wrong and how to fix it."""
+    from gitmem.status import diagnose
+
+    report = diagnose(_open(store))
+    if as_json:
+        display.json_out(report)
+    else:
+        display.status(report)
+    if report["problems"]:
+        raise typer.Exit(1)
+
+
+model_app = typer.Typer(help="Embedding models for semantic search.", no_args_is_help=True)
+app.add_typer(model_app, name="model")
+
+
+@model_app.command("build")
+def model_build(
+    source: Annotated[Path, typer.Option("--from", help="A sentence-transformers model dir.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the static model.")],
+    dims: Annotated[int, typer.Option("--dims", min=8, max=4096)] = 256,
+) -> None:
+    """Distil a static model from a local sentence-transformers model (no network)."""
+    from gitmem import embedding
+
+    info = embedding.distill(source, out, dims=dims)
+    display.say(f"built {info.name}: {info.dim} dimensions at {info.path}")
+    display.say(f'use it with index.model = "{info.path}" in the store\'s config.toml')
+
+
+@model_app.command("fetch")
+def model_fetch(
+    spec: Annotated[str | None, typer.Argument(help="Hub id; default: the store's model.")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Download the embedding model once (the only command that uses the network)."""
+    from gitmem import embedding
+
+    name = spec or _open(store).config.model
+    loaded = embedding.load(name, offline=False)
+    if loaded is None:
+        raise UsageError(f'"{name}" names no model')
+    display.say(f"{name}: {loaded.info.dim} dimensions, cached at {loaded.info.path}")
+
+
+@app.command(name="eval")
+def eval_(
+    dataset: Annotated[Path, typer.Argument(help="A folder with records.jsonl, queries.jsonl.")],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model dir; default: the configured one.")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=100)] = 1000,
+) -> None:
+    """Measure recall quality on a dataset: R@k, MRR, NDCG@10 by category and mode."""
+    from gitmem.evaluate import evaluate, format_report
+
+    report = evaluate(dataset, model=model, resamples=resamples, progress=display.say)
+    display.raw(format_report(report))
+    if output is not None:
+        output.write_text(json.dumps(report, indent=2) + "\n")

@@ -7,14 +7,19 @@ and grep well in both; colour only appears on a terminal.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from gitmem.record import Record, format_time
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     from rich.console import Console
 
+    from gitmem.recall import Result
     from gitmem.store import Version, WriteResult
     from gitmem.validate import Problem
 
@@ -57,6 +62,43 @@ def raw(text: str) -> None:
 
 def error(message: str) -> None:
     _console(True).print(f"[bold red]gitmem:[/] {escape(message)}")
+
+
+def notice(message: str) -> None:
+    _console(True).print(f"[yellow]gitmem:[/] {escape(message)}")
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on a terminal's stderr; nothing elsewhere."""
+    console = _console(True)
+    if not console.is_terminal:
+        yield lambda done, total: None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total or None)
+
+
+def hits(result: Result, explain: bool) -> None:
+    if not result.hits:
+        say("no memories match")
+        return
+    for rank, h in enumerate(result.hits, start=1):
+        day = time.strftime("%Y-%m-%d", time.gmtime(h.created))
+        _console().print(
+            f"{rank:>2}. [cyan]{escape(h.id)}[/]  {escape(h.type)}  {day}  {h.score:.4f}  "
+            f"{escape(h.title)}  [dim]{escape(h.path)}[/]"
+        )
+        if explain:
+            k = f"#{h.keyword_rank}" if h.keyword_rank else "-"
+            s = f"#{h.semantic_rank}" if h.semantic_rank else "-"
+            say(
+                f"    keyword {k} · semantic {s} · fused {h.fused:.5f} · decay {h.decay:.3f}"
+                f" · weight {h.weight:.3f}"
+            )
 
 
 def json_out(data: Any) -> None:
@@ -117,10 +159,15 @@ def status(report: dict[str, Any]) -> None:
     say(f"store     {report['store']}")
     say(f"branch    {report['branch']} at {(report['head'] or '(no commits)')[:10]}")
     kinds = ", ".join(f"{k} {n}" for k, n in report["by_type"].items()) or "none"
-    say(f"records   {report['records']} ({kinds}); {report['superseded']} superseded")
-    for key in ("index", "model"):
-        if key in report:
-            say(f"{key:<9} {report[key]}")
+    say(f"records   {report['records']} ({kinds})")
+    index = report["index"]
+    line = index["state"]
+    if index.get("commit"):
+        line += f" at {index['commit'][:10]}, {index['records']} records"
+        line += f", {index['vectors']} vectors, {index['bytes'] / 1e6:.1f} MB"
+    say(f"index     {line}")
+    model = report["model"] + ("" if not report["model_problem"] else " (not available)")
+    say(f"model     {model}")
     pending = report["pending"]
     if pending:
         say(f"uncommitted edits ({len(pending)}) — check and commit them with: gitmem commit")
@@ -136,4 +183,7 @@ def problems(found: Sequence[Problem]) -> None:
         _console().print(f"[{style}]{p.level}[/] {escape(p.path)}: {escape(p.message)}")
     errors = sum(p.level == "error" for p in found)
     warnings = len(found) - errors
-    say(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+    say(
+        f"{errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''}"
+    )

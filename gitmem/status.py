@@ -1,28 +1,97 @@
-"""What `gitmem status` reports about a store, as JSON-ready data."""
+"""What `gitmem status` and `gitmem doctor` report about a store, as JSON-ready data."""
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem.store import Store
+from gitmem.catalog import Catalog, CatalogCorrupt
+from gitmem.store import RECORDS_DIR
 
-__all__ = ["store_status"]
+if TYPE_CHECKING:
+    from gitmem.api import Store
+
+__all__ = ["diagnose", "store_status"]
 
 
 def store_status(store: Store) -> dict[str, Any]:
-    counts: Counter[str] = Counter()
-    superseded = 0
-    for record in store.records():
-        counts[record.type] += 1
-        superseded += record.status == "superseded"
+    """Cheap facts: counted from the paths at HEAD and the index's own stamp; nothing is
+    parsed, rebuilt or loaded."""
     head = store.head()
-    return {
+    counts: Counter[str] = Counter()
+    for path, _ in store.repo.files(head, RECORDS_DIR):
+        parts = path.split("/")
+        if len(parts) == 4 and path.endswith(".md"):
+            counts[parts[1]] += 1
+    report: dict[str, Any] = {
         "store": str(store.root),
         "branch": store.repo.branch(),
         "head": head,
         "records": sum(counts.values()),
-        "superseded": superseded,
         "by_type": dict(sorted(counts.items())),
         "pending": [{"path": p.path, "state": p.state} for p in store.pending()],
+        "index": _index_state(store, head),
+        "model": store.config.model,
+        "model_problem": store.model_problem,
+        "problems": [],
     }
+    return report
+
+
+def _index_state(store: Store, head: str | None) -> dict[str, Any]:
+    root = store.cache_dir / "index"
+    if not (root / "catalog.sqlite").exists():
+        return {"state": "missing", "commit": None}
+    try:
+        catalog = Catalog(root / "catalog.sqlite")
+    except CatalogCorrupt as exc:
+        return {"state": f"unreadable ({exc})", "commit": None}
+    try:
+        commit = catalog.meta("commit")
+        size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        return {
+            "state": "current" if commit == head else "behind HEAD",
+            "commit": commit,
+            "records": catalog.count(),
+            "vectors": catalog.live_rows(),
+            "model": catalog.meta("model") or None,
+            "bytes": size,
+        }
+    finally:
+        catalog.close()
+
+
+def diagnose(store: Store) -> dict[str, Any]:
+    """Status plus checks, each problem with its fix."""
+    report = store_status(store)
+    problems: list[str] = report["problems"]
+    if report["pending"]:
+        problems.append(
+            f"{len(report['pending'])} record file(s) edited but not committed — "
+            'review them and run "gitmem commit"'
+        )
+    if store.model_problem:
+        problems.append(f"semantic search is off: {store.model_problem}")
+    from gitmem.validate import validate_files
+
+    invalid = [p for p in validate_files(store, []) if p.level == "error"]
+    if invalid:
+        problems.append(f'{len(invalid)} problem(s) in record files — run "gitmem validate"')
+    fsck = subprocess.run(
+        ["git", "fsck", "--no-progress", "--connectivity-only"],
+        cwd=store.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if fsck.returncode != 0:
+        first = (fsck.stderr or fsck.stdout).strip().splitlines()[:1]
+        problems.append(f"git fsck failed: {' '.join(first)} — see git fsck's output")
+    index = report["index"]
+    if index["state"] != "current":
+        problems.append(
+            f"the search index is {index['state']}; it catches up on the next recall, "
+            'or run "gitmem rebuild"'
+        )
+    return report

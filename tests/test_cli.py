@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean, git, snapshot
 
 
@@ -19,8 +18,20 @@ def test_init_record_list_read_history(gm, tmp_path: Path) -> None:  # type: ign
     assert r.code == 0 and r.out == f"created a gitmem store at {path}\n"
     assert gm("init", str(path)).out == f"{path} is already a gitmem store; nothing changed\n"
     os.environ["GITMEM_STORE"] = str(path)
-    r = gm("record", "decision", "Postgres is durable.", "--title", "Use Postgres",
-           "--tags", "db,sessions", "--tags", "infra", "--agent", "codex", "--json")
+    r = gm(
+        "record",
+        "decision",
+        "Postgres is durable.",
+        "--title",
+        "Use Postgres",
+        "--tags",
+        "db,sessions",
+        "--tags",
+        "infra",
+        "--agent",
+        "codex",
+        "--json",
+    )
     assert r.code == 0, r.err
     written = json.loads(r.out)
     assert written["operation"] == "record" and len(written["commit"]) == 40
@@ -191,8 +202,10 @@ def test_guard_command_for_pre_commit(gm, tmp_path: Path) -> None:  # type: igno
     clean = tmp_path / "ok.md"
     clean.write_text("nothing to see; commit 3f786850e387550fdab836ed7e6dc881de23001b\n")
     dirty = tmp_path / "bad.md"
-    dirty.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
-                     "-----END OPENSSH PRIVATE KEY-----\n")
+    dirty.write_text(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+        "-----END OPENSSH PRIVATE KEY-----\n"
+    )
     assert gm("guard", str(clean)).code == 0
     r = gm("guard", str(clean), str(dirty))
     assert r.code == 1 and "bad.md" in r.err

@@ -1,0 +1,103 @@
+"""Choose recall's defaults by measurement on the evaluation dataset.
+
+Stage 1: fusion method and semantic weight, decay and weight factors off.
+Stage 2: decay half-life and floor, and the weight factor, on the best fusion; a setting is
+admissible only if it costs old-fact R@5 at most 1 point against decay off.
+
+    .venv/bin/python benchmarks/tune_recall.py --model benchmarks/.models/minilm-distilled-256
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from gitmem.evaluate import load_queries, model_ref, run_queries, score, store_for
+from gitmem.recall import DEFAULTS, Options
+
+
+def measure(store, queries, options: Options) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    rankings = run_queries(store, queries, options)
+    per = [score(r, q.gold) for q, r in zip(queries, rankings, strict=True)]
+    cats = sorted({q.category for q in queries})
+    out = {"ndcg@10": sum(p["ndcg@10"] for p in per) / len(per)}
+    out["macro_ndcg@10"] = sum(
+        sum(p["ndcg@10"] for p, q in zip(per, queries, strict=True) if q.category == c)
+        / sum(q.category == c for q in queries)
+        for c in cats
+    ) / len(cats)
+    for c in cats:
+        members = [p for p, q in zip(per, queries, strict=True) if q.category == c]
+        out[f"{c}:r@5"] = sum(p["r@5"] for p in members) / len(members)
+        out[f"{c}:ndcg@10"] = sum(p["ndcg@10"] for p in members) / len(members)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", default="benchmarks/retrieval/coding-agent")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    dataset = Path(args.dataset)
+    queries = load_queries(dataset / "queries.jsonl")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = store_for(dataset, model_ref(args.model), Path(tmp))
+        flat = replace(DEFAULTS, half_life_days=0.0, weight_strength=0.0)
+        stage1 = []
+        for fusion, w in itertools.product(("rrf", "linear"), (0.2, 0.3, 0.4, 0.5, 0.6)):
+            opts = replace(flat, mode="hybrid", fusion=fusion, semantic_weight=w)
+            figures = measure(store, queries, opts)
+            stage1.append(({"fusion": fusion, "semantic_weight": w}, figures))
+            print(
+                f"{fusion:<6} w={w:.1f}  ndcg@10 {figures['ndcg@10']:.3f}  "
+                f"macro {figures['macro_ndcg@10']:.3f}",
+                flush=True,
+            )
+        best1 = max(stage1, key=lambda item: item[1]["macro_ndcg@10"])[0]
+        base = replace(flat, mode="hybrid", **best1)
+        reference = measure(store, queries, base)
+        stage2 = []
+        for half, floor, strength in itertools.product(
+            (30.0, 90.0, 180.0), (0.5, 0.7, 0.85, 0.95), (0.0, 0.1)
+        ):
+            opts = replace(base, half_life_days=half, decay_floor=floor, weight_strength=strength)
+            figures = measure(store, queries, opts)
+            cost = reference["old-fact:r@5"] - figures["old-fact:r@5"]
+            stage2.append(
+                (
+                    {"half_life_days": half, "decay_floor": floor, "weight_strength": strength},
+                    figures,
+                    cost,
+                )
+            )
+            print(
+                f"half-life {half:>5.0f} floor {floor:.2f} weight {strength:.2f}  "
+                f"macro {figures['macro_ndcg@10']:.3f}  temporal {figures['temporal:ndcg@10']:.3f}"
+                f"  old-fact R@5 cost {cost * 100:+.1f} pts",
+                flush=True,
+            )
+        admissible = [s for s in stage2 if s[2] <= 0.01]
+        best2 = max(admissible, key=lambda item: item[1]["macro_ndcg@10"])
+        print("best fusion:", best1, "best decay:", best2[0])
+        if args.json:
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "stage1": stage1,
+                        "stage2": stage2,
+                        "reference": reference,
+                        "best": {**best1, **best2[0]},
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""The public Python API: a store with search on top.
+
+    from gitmem import Store
+    store = Store.open(path)
+    store.record("decision", "We chose X because ...", title="Use X")
+    for hit in store.recall("what do we use for X").hits: ...
+
+The CLI, the hooks and the MCP server all go through this class, so they give the same
+answers for the same call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gitmem import embedding
+from gitmem.catalog import Filter
+from gitmem.index import Index, ModelRef, Progress
+from gitmem.recall import DEFAULTS, Options, Result, recall
+from gitmem.store import Store as CoreStore
+
+__all__ = ["Store"]
+
+
+class Store(CoreStore):
+    """A memory store: the git-backed records (see gitmem.store) plus the search index."""
+
+    _model: ModelRef | None
+    _model_problem: str | None = None
+    _index: Index | None = None
+    model_cache: Path | None = None  # where hub models are cached; None: ~/.cache/huggingface/hub
+
+    def model(self) -> ModelRef | None:
+        """The configured embedding model, found on disk but not loaded until it is needed;
+        None (and `model_problem` says why) when there is none."""
+        if not hasattr(self, "_model"):
+            self._model = None
+            spec = self.config.model
+            if spec.strip().lower() == "none":
+                self._model_problem = 'index.model is "none" in config.toml'
+                return None
+            local = self.root / spec
+            path = embedding.locate(str(local) if local.is_dir() else spec, self.model_cache)
+            if path is None:
+                self._model_problem = (
+                    f'the embedding model "{spec}" is not on this machine; download it once with '
+                    f'"gitmem model fetch", point index.model in config.toml at a local model '
+                    'directory, or build one with "gitmem model build --from DIR --out DIR"'
+                )
+                return None
+            found = path
+            self._model = ModelRef(f"{spec}@{embedding.fingerprint(found)}", lambda: _load(found))
+        return self._model
+
+    @property
+    def model_problem(self) -> str | None:
+        self.model()
+        return self._model_problem
+
+    def use_model(self, model: ModelRef | None) -> None:
+        """Use this model instead of the configured one (tests, benchmarks, evaluation)."""
+        self._model, self._model_problem = model, None
+        self._index = None
+
+    def index(self, *, progress: Progress | None = None) -> Index:
+        """The search index, caught up with HEAD."""
+        if self._index is None:
+            self._index = Index(self, self.model())
+        self._index.ensure_current(progress)
+        return self._index
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
+        index = self.index(progress=progress)
+        index.rebuild(progress)
+        return index.stats()
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: str = "hybrid",
+        filter: Filter | None = None,
+        now: datetime | None = None,
+        options: Options = DEFAULTS,
+    ) -> Result:
+        """Ranked hits for `query`: a short list; open the records with `get`."""
+        chosen = replace(
+            options,
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]
+            filter=filter or options.filter,
+            now=now or options.now,
+        )
+        return recall(self.index(), query, chosen)
+
+
+def _load(path: Path) -> embedding.Embedder:
+    model = embedding.load(str(path), offline=True)
+    if model is None:
+        raise embedding.ModelUnavailable(f"no embedding model at {path}")
+    return model

@@ -1,0 +1,388 @@
+"""The search index: a disposable cache of HEAD, caught up from the tree diff before each read.
+
+Layout under the store's `.gitmem/`:
+
+    index/catalog.sqlite   records (for filters and display), vector rows, the stamp
+    index/text/            the keyword index (tantivy)
+    index/vectors.f32      chunk vectors (only when an embedding model is loaded)
+    index.lock             held by whoever updates or rebuilds
+
+An update diffs the indexed commit's tree against HEAD's and applies only what changed:
+vectors are appended, the keyword index is upserted and committed, and last the catalog moves
+the stamp in the same transaction as its rows. A reader trusts only the catalog: a keyword hit
+whose blob the catalog does not know yet is dropped, so a half-finished update is invisible.
+A rebuild happens in a new directory swapped in by rename. Anything unreadable, missing or of
+another version is rebuilt, with a one-line notice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.catalog import Catalog, CatalogCorrupt, Entry, Filter
+from gitmem.errors import GitmemError, RecordInvalid
+from gitmem.record import Record, parse
+from gitmem.store import RECORDS_DIR, Store
+from gitmem.textindex import TextDoc, TextIndex, TextIndexCorrupt
+
+if TYPE_CHECKING:
+    from gitmem.embedding import Embedder
+
+__all__ = ["Index", "ModelRef", "Progress"]
+
+Progress = Callable[[int, int], None]
+_BATCH = 2000
+_LOCK_TIMEOUT = 300.0
+
+
+class ModelRef:
+    """An embedding model known by name (what the index is stamped with), loaded on first use:
+    a recall that finds the index current and asks for keywords only never pays for it."""
+
+    def __init__(self, name: str, load: Callable[[], Embedder]) -> None:
+        self.name = name
+        self._load = load
+        self._model: Embedder | None = None
+
+    def get(self) -> Embedder:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+
+@dataclass(frozen=True)
+class _Doc:
+    record: Record
+    path: str
+    blob: str
+
+
+class Index:
+    """Every search first calls `ensure_current`."""
+
+    def __init__(self, store: Store, model: ModelRef | None) -> None:
+        self.store = store
+        self.model = model
+        self.root = store.cache_dir / "index"
+        self.notices: list[str] = []
+        self._catalog: Catalog | None = None
+        self._text: TextIndex | None = None
+        self._seen_commit: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return "" if self.model is None else self.model.name
+
+    # --- keeping up with HEAD ----------------------------------------------------------------
+
+    def ensure_current(self, progress: Progress | None = None) -> None:
+        """Catch up with HEAD (or rebuild) if the index is behind, missing or unusable."""
+        head = self.store.head()
+        problem = self._load()
+        if problem is None and self._stamp() == head:
+            self._refresh_readers(head)
+            return
+        with self._locked():
+            problem = self._load()
+            if problem is not None:
+                if self.root.exists():
+                    self.notices.append(f"search index {problem}; rebuilding it from git")
+                self._rebuild(progress)
+            elif self._stamp() != head:
+                self._update(progress)
+        self._refresh_readers(self.store.head())
+
+    def rebuild(self, progress: Progress | None = None) -> None:
+        with self._locked():
+            self._rebuild(progress)
+        self._refresh_readers(self.store.head())
+
+    def _stamp(self) -> str | None:
+        assert self._catalog is not None
+        return self._catalog.meta("commit")
+
+    def _refresh_readers(self, head: str | None) -> None:
+        if self._seen_commit != head and self._text is not None:
+            self._text.reload()
+        self._seen_commit = head
+
+    def _load(self) -> str | None:
+        """Open the parts; return what is wrong with them, or None."""
+        if self._catalog is not None and self._text is not None:
+            try:
+                if self._catalog.meta("model") == self.model_name:
+                    return None
+            except CatalogCorrupt:
+                pass
+            self._close()
+        if not (self.root / "catalog.sqlite").exists():
+            return "is missing"
+        try:
+            catalog = Catalog(self.root / "catalog.sqlite")
+            text = TextIndex.open(self.root / "text")
+        except (CatalogCorrupt, TextIndexCorrupt) as exc:
+            return f"is unreadable ({exc})"
+        if catalog.meta("model") != self.model_name:
+            catalog.close()
+            built = catalog.meta("model") or "no model"
+            return f"was built with {built}, not {self.model_name or 'no model'}"
+        if catalog.meta("commit") is None:
+            catalog.close()
+            return "was never finished"
+        self._catalog, self._text = catalog, text
+        return None
+
+    def _close(self) -> None:
+        if self._catalog is not None:
+            self._catalog.close()
+        self._catalog = None
+        self._text = None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.store.cache_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.store.cache_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + _LOCK_TIMEOUT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise GitmemError(
+                            "another process has been updating the search index for over "
+                            f"{_LOCK_TIMEOUT:g} s; try again later"
+                        ) from None
+                    time.sleep(0.02)
+            yield
+        finally:
+            os.close(fd)
+
+    def _update(self, progress: Progress | None) -> None:
+        assert self._catalog is not None and self._text is not None
+        repo = self.store.repo
+        old, head = self._stamp(), self.store.head()
+        if old is None or repo.resolve(old) is None:
+            self._rebuild(progress)
+            return
+        removed: set[str] = set()
+        added: list[tuple[str, str]] = []
+        for change in repo.diff(old, head):
+            if not _is_record(change.path):
+                continue
+            if change.old is not None:
+                removed.add(Path(change.path).stem)
+            if change.new is not None:
+                added.append((change.path, change.new))
+        docs = list(self._parse(added))
+        removed -= {d.record.id for d in docs}
+        vectors = self._vectors_file()
+        if vectors is not None:
+            vectors.truncate(self._catalog.next_row())
+        self._write(self._catalog, self._text, docs, removed, head, progress)
+        if vectors is not None and self._catalog.next_row() > 1.5 * self._catalog.live_rows() + 64:
+            self._compact()
+
+    def _rebuild(self, progress: Progress | None) -> None:
+        self._close()
+        fresh = self.root.with_name(f"index.new-{os.getpid()}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        (fresh / "text").mkdir(parents=True)
+        catalog = Catalog(fresh / "catalog.sqlite", create=True)
+        catalog.set_meta({"model": self.model_name})
+        text = TextIndex.create(fresh / "text")
+        head = self.store.head()
+        files = [
+            (path, blob)
+            for path, blob in self.store.repo.files(head, RECORDS_DIR)
+            if _is_record(path)
+        ]
+        docs = list(self._parse(files))
+        self._write(catalog, text, docs, set(), head, progress, root=fresh)
+        catalog.close()
+        old = self.root.with_name(f"index.old-{os.getpid()}")
+        if self.root.exists():
+            os.replace(self.root, old)
+        os.replace(fresh, self.root)
+        shutil.rmtree(old, ignore_errors=True)
+        if self._load() is not None:
+            raise GitmemError(f"the search index at {self.root} could not be rebuilt")
+
+    def _parse(self, files: Sequence[tuple[str, str]]) -> Iterator[_Doc]:
+        for path, blob in files:
+            try:
+                record = parse(self.store.repo.blob(blob).decode("utf-8"))
+            except (UnicodeDecodeError, RecordInvalid):
+                self.notices.append(f"{path} is not a valid record; left out of search")
+                continue
+            yield _Doc(record, path, blob)
+
+    def _write(
+        self,
+        catalog: Catalog,
+        text: TextIndex,
+        docs: Sequence[_Doc],
+        removed: set[str],
+        head: str | None,
+        progress: Progress | None,
+        root: Path | None = None,
+    ) -> None:
+        vectors = self._vectors_file(root)
+        rows: dict[str, list[int]] = {}
+        for start in range(0, len(docs), _BATCH):
+            batch = docs[start : start + _BATCH]
+            if vectors is not None and self.model is not None:
+                rows.update(_embed(self.model.get(), vectors, batch))
+            if progress is not None:
+                progress(min(start + _BATCH, len(docs)), len(docs))
+        text.write([_text_doc(d) for d in docs], sorted(removed))
+        catalog.apply(
+            removed,
+            [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in docs],
+            {"commit": head or "", "model": self.model_name},
+        )
+        if progress is not None and not docs:
+            progress(0, 0)
+
+    def _vectors_file(self, root: Path | None = None) -> Any:
+        if self.model is None:
+            return None
+        from gitmem.vectors import VectorFile
+
+        return VectorFile((root or self.root) / "vectors.f32", self.model.get().info.dim)
+
+    def _compact(self) -> None:
+        """Rewrite the vector file without dead rows (after many edits)."""
+        assert self._catalog is not None
+        vectors = self._vectors_file()
+        live = sorted(self._catalog.all_rows())
+        matrix = vectors.matrix(vectors.rows())
+        keep = [row for row, _ in live]
+        vectors.replace(matrix[keep] if keep else matrix[:0])
+        self._catalog.renumber({old: new for new, old in enumerate(keep)})
+
+    # --- searching ---------------------------------------------------------------------------
+
+    def allowed(self, flt: Filter) -> frozenset[str] | None:
+        """The ids a narrow filter admits; None when (almost) everything is admitted."""
+        assert self._catalog is not None
+        if not flt.narrow:
+            return None
+        return frozenset(self._catalog.matching(flt))
+
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+        assert self._catalog is not None and self._text is not None
+        allowed = self.allowed(flt)
+        want = n
+        while True:
+            hits = self._text.search(query, want, allowed)
+            entries = self._catalog.entries(h.id for h in hits)
+            out = [
+                (h.id, h.score)
+                for h in hits
+                if h.id in entries and entries[h.id].blob == h.blob and _admits(flt, entries[h.id])
+            ]
+            if len(out) >= n or len(hits) < want:
+                return out[:n]
+            want *= 4
+
+    def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
+        """Best-chunk cosine per record; None when there is no model."""
+        if self.model is None:
+            return None
+        from gitmem.vectors import normalise, top_rows
+
+        assert self._catalog is not None
+        vectors = self._vectors_file()
+        matrix = vectors.matrix(min(vectors.rows(), self._catalog.next_row()))
+        q = normalise(self.model.get().encode([query]))
+        allowed = self.allowed(flt)
+        subset = None if allowed is None else self._catalog.rows_of(allowed)
+        want = n * 3
+        while True:
+            pairs = top_rows(matrix, q, want, subset)
+            owners = self._catalog.owners([row for row, _ in pairs])
+            entries = self._catalog.entries(owners.values())
+            best: dict[str, float] = {}
+            for row, score in pairs:
+                rid = owners.get(row)
+                if rid is None or not _admits(flt, entries[rid]):
+                    continue
+                best.setdefault(rid, score)
+            if len(best) >= n or len(pairs) < want:
+                ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+                return ranked[:n]
+            want *= 4
+
+    def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
+        assert self._catalog is not None
+        return self._catalog.entries(ids)
+
+    def stats(self) -> dict[str, Any]:
+        size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+        assert self._catalog is not None
+        return {
+            "commit": self._stamp(),
+            "records": self._catalog.count(),
+            "vectors": self._catalog.live_rows(),
+            "model": self.model_name or None,
+            "bytes": size,
+        }
+
+
+def _is_record(path: str) -> bool:
+    return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
+
+
+def _admits(flt: Filter, entry: Entry) -> bool:
+    if entry.id in flt.exclude:
+        return False
+    if not flt.include_superseded and entry.status == "superseded":
+        return False
+    if flt.types and entry.type not in flt.types:
+        return False
+    if flt.tags and not set(flt.tags) <= set(entry.tags):
+        return False
+    if flt.agent and entry.agent != flt.agent:
+        return False
+    if flt.scope and entry.scope != flt.scope:
+        return False
+    if flt.since is not None and entry.created < flt.since:
+        return False
+    return not (flt.until is not None and entry.created > flt.until)
+
+
+def _text_doc(doc: _Doc) -> TextDoc:
+    r = doc.record
+    return TextDoc(r.id, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)
+
+
+def _embed(embedder: Embedder, vectors: Any, docs: Sequence[_Doc]) -> dict[str, list[int]]:
+    """Embed every chunk of every record; a record's rows are contiguous."""
+    from gitmem.embedding import chunks
+    from gitmem.vectors import normalise
+
+    texts: list[str] = []
+    owners: list[str] = []
+    for doc in docs:
+        r = doc.record
+        head = f"{r.title}\n{r.abstract}".strip()
+        for piece in chunks(r.body) or [""]:
+            texts.append(f"{head}\n{piece}".strip())
+            owners.append(r.id)
+    if not texts:
+        return {}
+    first = vectors.append(normalise(embedder.encode(texts)))
+    rows: dict[str, list[int]] = {}
+    for offset, rid in enumerate(owners):
+        rows.setdefault(rid, []).append(first + offset)
+    return rows

@@ -1,0 +1,192 @@
+"""Hybrid recall: keyword and semantic candidates, fused, then a bounded recency decay and a
+bounded weight factor. Filters are applied before ranking (see Index.keyword/semantic).
+
+Fusion methods:
+- "rrf": reciprocal-rank fusion, sum of w / (k + rank) with k = 60;
+- "linear": min-max normalised scores of each half, weighted sum.
+The defaults are the ones the evaluation in benchmarks/retrieval chose (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from gitmem.catalog import Entry, Filter
+from gitmem.index import Index
+
+__all__ = ["DEFAULTS", "Hit", "Options", "Result", "has_identifier", "recall"]
+
+Mode = Literal["hybrid", "keyword", "semantic"]
+Fusion = Literal["rrf", "linear"]
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: Mode = "hybrid"
+    limit: int = 10
+    filter: Filter = field(default_factory=Filter)
+    # Chosen by benchmarks/tune_recall.py on benchmarks/retrieval (docs/benchmarks.md).
+    fusion: Fusion = "linear"
+    semantic_weight: float = 0.3  # share of the semantic half for queries in plain words
+    identifier_weight: float = 0.3  # ... and for queries naming an identifier (PAY-1423, a path)
+    half_life_days: float = 30.0  # 0 turns decay off
+    decay_floor: float = 0.85  # the oldest record keeps this share of its score
+    weight_strength: float = 0.1  # score × clamp(weight, 0.25, 4) ** strength
+    now: datetime | None = None
+    depth: int = 100  # candidates taken from each half
+
+
+DEFAULTS = Options()
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    type: str
+    title: str
+    abstract: str
+    path: str
+    created: int
+    updated: int
+    score: float
+    keyword_rank: int | None
+    semantic_rank: int | None
+    fused: float
+    decay: float
+    weight: float
+
+
+@dataclass(frozen=True)
+class Result:
+    hits: tuple[Hit, ...]
+    mode: Mode  # the mode actually used (hybrid falls back to keyword without a model)
+    notices: tuple[str, ...] = ()
+
+
+def recall(index: Index, query: str, options: Options = DEFAULTS) -> Result:
+    notices: list[str] = []
+    mode = options.mode
+    if mode != "keyword" and index.model is None:
+        notices.append(
+            "semantic search is off (no embedding model loaded); answering with keywords only "
+            '— "gitmem doctor" says how to enable it'
+        )
+        mode = "keyword"
+    index.ensure_current()
+    notices.extend(index.notices)
+    index.notices.clear()
+    depth = max(options.depth, options.limit)
+    keyword = index.keyword(query, depth, options.filter) if mode != "semantic" else []
+    semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
+    fused = _fuse(query, keyword, semantic, mode, options)
+    entries = index.entries(list(fused))
+    now = (options.now or datetime.now(UTC)).timestamp()
+    k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
+    s_rank = {rid: i + 1 for i, (rid, _) in enumerate(semantic)}
+    hits: list[Hit] = []
+    for rid, base in fused.items():
+        entry = entries.get(rid)
+        if entry is None:
+            continue
+        decay = _decay(entry, now, options)
+        weight = min(max(entry.weight, 0.25), 4.0) ** options.weight_strength
+        hits.append(
+            _hit(
+                entry, base * decay * weight, k_rank.get(rid), s_rank.get(rid), base, decay, weight
+            )
+        )
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return Result(tuple(hits[: options.limit]), mode, tuple(notices))
+
+
+_IDENTIFIER = re.compile(
+    r"[A-Za-z]+[-_][A-Za-z0-9_-]*\d|\d+[-_][A-Za-z]"  # PAY-1423, E_11000, v2-beta
+    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"  # DATABASE_URL
+    r"|\w+/[\w./-]+|\w+\.(?:go|py|ts|tsx|js|rs|md|yaml|yml|toml|json|sql|tf)\b"  # paths
+    r"|\b[0-9a-f]{7,40}\b|\bv?\d+\.\d+(?:\.\d+)?\b"  # hashes, versions
+    r"|\b[a-z]+[A-Z]\w*\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{4,}\b"  # camelCase, E11000, 42P05
+)
+
+
+def has_identifier(query: str) -> bool:
+    """Whether the query names something exact, where keywords know best."""
+    return _IDENTIFIER.search(query) is not None
+
+
+def _fuse(
+    query: str,
+    keyword: list[tuple[str, float]],
+    semantic: list[tuple[str, float]],
+    mode: Mode,
+    options: Options,
+) -> dict[str, float]:
+    if mode == "keyword":
+        return _normalised(keyword) if options.fusion == "linear" else _rrf(keyword, 1.0)
+    if mode == "semantic":
+        return _normalised(semantic) if options.fusion == "linear" else _rrf(semantic, 1.0)
+    w = options.identifier_weight if has_identifier(query) else options.semantic_weight
+    out: dict[str, float] = {}
+    if options.fusion == "rrf":
+        parts = [_rrf(keyword, 1.0 - w), _rrf(semantic, w)]
+    else:
+        parts = [
+            {k: v * (1.0 - w) for k, v in _normalised(keyword).items()},
+            {k: v * w for k, v in _normalised(semantic).items()},
+        ]
+    for part in parts:
+        for rid, score in part.items():
+            out[rid] = out.get(rid, 0.0) + score
+    return out
+
+
+def _rrf(ranked: list[tuple[str, float]], weight: float) -> dict[str, float]:
+    return {rid: weight / (RRF_K + rank) for rank, (rid, _) in enumerate(ranked, start=1)}
+
+
+def _normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
+    """Min-max to [0, 1]; a list of one, or of equal scores, maps to 1."""
+    if not ranked:
+        return {}
+    scores = [s for _, s in ranked]
+    low, high = min(scores), max(scores)
+    span = high - low
+    return {rid: (1.0 if span <= 0 else (s - low) / span) for rid, s in ranked}
+
+
+def _decay(entry: Entry, now: float, options: Options) -> float:
+    if options.half_life_days <= 0:
+        return 1.0
+    age_days = max(0.0, (now - entry.updated) / 86400.0)
+    fresh = math.pow(0.5, age_days / options.half_life_days)
+    return options.decay_floor + (1.0 - options.decay_floor) * fresh
+
+
+def _hit(
+    entry: Entry,
+    score: float,
+    keyword_rank: int | None,
+    semantic_rank: int | None,
+    fused: float,
+    decay: float,
+    weight: float,
+) -> Hit:
+    return Hit(
+        id=entry.id,
+        type=entry.type,
+        title=entry.title,
+        abstract=entry.abstract,
+        path=entry.path,
+        created=entry.created,
+        updated=entry.updated,
+        score=score,
+        keyword_rank=keyword_rank,
+        semantic_rank=semantic_rank,
+        fused=fused,
+        decay=decay,
+        weight=weight,
+    )

@@ -1,0 +1,182 @@
+"""The tour behind `make demo`: the real `gitmem` CLI on a throwaway store, as a user types it.
+
+Everything happens in a temporary directory with its own HOME, git identity and GITMEM_STORE,
+so the tour needs no set-up and leaves nothing behind (--keep keeps the store). Each step is a
+function in STEPS; later features append theirs. A step that does not end as expected stops
+the tour with exit code 1.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from subprocess import PIPE, STDOUT
+
+
+class Tour:
+    def __init__(self, root: Path) -> None:
+        home = root / "home"
+        home.mkdir()
+        (home / ".gitconfig").write_text(
+            "[user]\n\tname = Demo User\n\temail = demo@example.com\n"
+            "[init]\n\tdefaultBranch = main\n"
+        )
+        self.root = root
+        self.store = root / "store"
+        inherited = ("GIT_", "GITMEM_", "XDG_")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(inherited)}
+        self.env.update(
+            HOME=str(home),
+            GIT_CONFIG_NOSYSTEM="1",
+            GITMEM_STORE=str(self.store),
+            GITMEM_AGENT="claude-code",
+            PYTHONUNBUFFERED="1",  # keeps the CLI's stdout and stderr in order in one pipe
+        )
+
+    def section(self, title: str) -> None:
+        print(f"\n\033[1m## {title}\033[0m\n" if sys.stdout.isatty() else f"\n## {title}\n")
+
+    def run(self, command: str, argv: list[str], stdin: str | None = None, expect: int = 0) -> str:
+        """Show `command` as typed in a shell (stdin as a here-document), run `argv`, show
+        what it printed, and stop the tour unless it exits with `expect`."""
+        print(f"$ {command}" + (f" <<'EOF'\n{stdin}EOF" if stdin is not None else ""), flush=True)
+        done = subprocess.run(
+            argv, input=stdin, cwd=self.root, env=self.env, text=True, stdout=PIPE, stderr=STDOUT
+        )
+        print(done.stdout, end="" if done.stdout.endswith("\n") or not done.stdout else "\n")
+        if done.returncode != expect:
+            sys.exit(f"demo: expected exit {expect}, got {done.returncode}: {command}")
+        return done.stdout
+
+    def gitmem(self, args: str, stdin: str | None = None, expect: int = 0) -> str:
+        argv = [sys.executable, "-m", "gitmem", *shlex.split(args)]
+        return self.run(f"gitmem {args}", argv, stdin, expect)
+
+    def git(self, args: str) -> str:
+        argv = ["git", "-C", str(self.store), *shlex.split(args)]
+        return self.run(f'git -C "$GITMEM_STORE" {args}', argv)
+
+    def head(self) -> str:
+        argv = ["git", "-C", str(self.store), "rev-parse", "HEAD"]
+        return subprocess.run(argv, env=self.env, capture_output=True, text=True).stdout.strip()
+
+
+def init_store(t: Tour) -> None:
+    t.section("A new store: a git repository with a config, schemas and a README")
+    t.gitmem("init")
+
+
+def record_memories(t: Tour) -> None:
+    t.section("Remember things: each record is one Markdown file and one commit")
+    t.gitmem(
+        "record decision - --title 'Use SQLite for the local cache' --tags cache,storage"
+        " -f 'alternatives=Redis, plain JSON files' -f 'rationale=No server to run.'",
+        stdin="The CLI caches API responses in SQLite at ~/.cache/acme/cache.db.\n\n"
+        "## Why\nIt ships with Python and survives crashes.\n",
+    )
+    t.gitmem(
+        "record pattern - --title 'Services return errors as values' --tags errors,python"
+        " -f applies_to=src/services/",
+        stdin="Service functions return `Result[T, ServiceError]` and never raise for expected\n"
+        "failures; only the HTTP layer turns them into status codes.\n",
+    )
+    t.gitmem(
+        "record preference 'Write commit subjects in the imperative, under 60 characters.'"
+        " --title 'Imperative commit subjects' --agent dana -f strength=strong"
+    )
+    t.gitmem(
+        "record lesson - --title 'Pin the Postgres image tag in CI'"
+        " -f 'trigger=Adding a service container to CI'"
+        " -f 'incident=postgres:latest jumped a major version and broke migrations'",
+        stdin="Always pin `postgres:16.4`, never `latest`; bump it on purpose in its own PR.\n",
+    )
+    t.gitmem(
+        "record fact 'The staging database is read-only on Sundays (backup window).'"
+        " --title 'Staging DB is read-only on Sundays' --tags staging,database"
+        " -f confidence=high -f valid_until=2027-06-30"
+    )
+
+
+def supersede_one(t: Tour) -> None:
+    t.section("Change your mind: the old record is kept, marked superseded, in the same commit")
+    # "use-sqlite" is a prefix of the record's id, accepted the way git accepts a short hash.
+    t.gitmem(
+        "supersede use-sqlite - --title 'Use DuckDB for the local cache'"
+        " -f 'alternatives=SQLite, Redis' -f 'rationale=The analytics commands query it directly.'",
+        stdin="The cache moved from SQLite to DuckDB at ~/.cache/acme/cache.duckdb.\n",
+    )
+
+
+def read_back(t: Tour) -> None:
+    t.section("Read a record: the abstract first, the whole file when it is needed")
+    t.gitmem("read use-duckdb --level abstract")
+    t.gitmem("read use-duckdb")
+
+
+def history_of_old(t: Tour) -> None:
+    t.section("History: every version of a record, from git")
+    t.gitmem("history use-sqlite")
+
+
+def list_all(t: Tour) -> None:
+    t.section("List what is remembered (superseded records only when asked for)")
+    t.gitmem("list")
+    t.gitmem("list --status superseded")
+
+
+def refuse_secret(t: Tour) -> None:
+    t.section("A credential is refused before it reaches git, where it would stay forever")
+    before = t.head()
+    token = "ghp_" + "R8x2kq9ZLmT4vN7pW3sY6bC1dF5gH0jK2aQe"  # made up; split so scanners pass
+    body = f"The deploy job authenticates with {token}\n"
+    t.gitmem("record fact - --title 'CI deploy token'", stdin=body, expect=1)
+    if t.head() != before:
+        sys.exit("demo: the refused record changed HEAD")
+    print("(HEAD is where it was: nothing was committed)")
+
+
+def git_log(t: Tour) -> None:
+    t.section("The store is a plain git repository: its log is the audit trail")
+    t.git("log --oneline")
+
+
+def store_status(t: Tour) -> None:
+    t.section("Status")
+    t.gitmem("status")
+
+
+STEPS = [
+    init_store,
+    record_memories,
+    supersede_one,
+    read_back,
+    history_of_old,
+    list_all,
+    refuse_secret,
+    git_log,
+    store_status,
+]
+
+
+def main(argv: list[str]) -> int:
+    root = Path(tempfile.mkdtemp(prefix="gitmem-demo-"))
+    keep = "--keep" in argv
+    try:
+        tour = Tour(root)
+        print(f"A throwaway store at {tour.store} (GITMEM_STORE points there).")
+        for step in STEPS:
+            step(tour)
+        print("\nThe tour is done." + (f" The store is kept at {tour.store}." if keep else ""))
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

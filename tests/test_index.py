@@ -1,0 +1,231 @@
+"""The index is a cache of HEAD: rebuild ≡ incremental, self-healing, shared by processes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from gitmem import embedding
+from gitmem.api import Store
+from gitmem.catalog import Filter
+from gitmem.index import ModelRef
+
+QUERIES = [
+    "retry webhook deliveries",
+    "postgres connection pooling",
+    "PAY-1423",
+    "friday deploy",
+    "how do we handle failed callback sends",
+    "session storage",
+    "日本語",
+    'weird "quotes" AND (parens OR : colons) -x * ~ 🙂',
+    "",
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("model") / "tiny"
+    embedding.build_tiny_model(out)
+    return out
+
+
+def tiny(path: Path) -> ModelRef:
+    def load() -> embedding.Embedder:
+        model = embedding.load(str(path))
+        assert model is not None
+        return model
+
+    return ModelRef(f"tiny@{embedding.fingerprint(path)}", load)
+
+
+def fill(store: Store) -> list[str]:
+    ids = []
+    for title, body, type_ in [
+        ("Retry webhooks with backoff", "We retry webhook deliveries, 24h max.", "decision"),
+        ("Payments database", "Postgres 15 behind pgbouncer for pooling.", "fact"),
+        ("No Friday deploys", "Deploying on Friday broke checkout; see PAY-1423.", "lesson"),
+        ("Sessions in Redis", "User sessions are stored in Redis with a 1h TTL.", "decision"),
+        ("日本語のメモ", "日本語で書かれた記録です。", "fact"),
+        ("Long design note", "word " * 900 + "the sharding key is tenant_id", "context"),
+    ]:
+        ids.append(store.record(type_, body, title=title, agent="a").record.id)
+    return ids
+
+
+def answers(store: Store, mode: str = "hybrid") -> list[list[tuple[str, float]]]:
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    return [
+        [(h.id, round(h.score, 6)) for h in store.recall(q, mode=mode, now=now, limit=5).hits]
+        for q in QUERIES
+    ]
+
+
+@pytest.fixture
+def searchable(store_path: Path, tiny_model_dir: Path) -> Store:
+    store = Store.open(store_path)
+    store.use_model(tiny(tiny_model_dir))
+    fill(store)
+    return store
+
+
+def reopened(path: Path, model_dir: Path) -> Store:
+    store = Store.open(path)
+    store.use_model(tiny(model_dir))
+    return store
+
+
+def test_finds_by_keyword_and_meaning(searchable: Store) -> None:
+    hits = searchable.recall("PAY-1423", limit=3).hits
+    assert hits[0].title == "No Friday deploys"
+    assert searchable.recall("deploying", mode="keyword").hits[0].title == "No Friday deploys"
+    assert searchable.recall("sharding key tenant_id", limit=1).hits[0].title == "Long design note"
+    for q in QUERIES:
+        searchable.recall(q, mode="keyword")  # never raises
+
+
+def test_delete_cache_and_rebuild_gives_identical_answers(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    before = answers(searchable)
+    assert any(before)
+    shutil.rmtree(searchable.cache_dir)
+    again = reopened(searchable.root, tiny_model_dir)
+    assert answers(again) == before
+
+
+def test_incremental_update_equals_full_rebuild(searchable: Store, tiny_model_dir: Path) -> None:
+    answers(searchable)  # index built
+    ids = [r.id for r in searchable.records()]
+    searchable.supersede(ids[0], "Retry with jitter now.", title="Retry webhooks with jitter")
+    searchable.forget(ids[1], reason="wrong")
+    searchable.amend(ids[2], {"title": "Never deploy on Fridays"})
+    searchable.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    incremental = answers(searchable)
+    shutil.rmtree(searchable.cache_dir)
+    assert answers(reopened(searchable.root, tiny_model_dir)) == incremental
+
+
+def test_commits_made_by_hand_are_picked_up(searchable: Store, tiny_model_dir: Path) -> None:
+    answers(searchable)
+    rid = searchable.recall("PAY-1423", limit=1).hits[0].id
+    path = searchable.root / searchable.catalog()[rid]
+    path.write_text(path.read_text().replace("PAY-1423", "OPS-77"))
+    git(searchable.root, "commit", "-qam", "edit by hand")
+    other = reopened(searchable.root, tiny_model_dir)
+    assert other.recall("OPS-77", limit=1).hits[0].id == rid
+    assert all(h.id != rid for h in other.recall("PAY-1423", mode="keyword").hits)
+
+
+@pytest.mark.parametrize("damage", ["garbage-catalog", "no-text", "foreign-version", "half-built"])
+def test_damaged_cache_heals_with_a_notice(
+    searchable: Store, tiny_model_dir: Path, damage: str
+) -> None:
+    before = answers(searchable)
+    root = searchable.cache_dir / "index"
+    if damage == "garbage-catalog":
+        (root / "catalog.sqlite").write_bytes(b"not a database" * 100)
+        for extra in root.glob("catalog.sqlite-*"):
+            extra.unlink()
+    elif damage == "no-text":
+        shutil.rmtree(root / "text")
+    elif damage == "foreign-version":
+        import sqlite3
+
+        db = sqlite3.connect(root / "catalog.sqlite")
+        db.execute("UPDATE meta SET value='999' WHERE key='schema'")
+        db.commit()
+        db.close()
+    else:
+        import sqlite3
+
+        db = sqlite3.connect(root / "catalog.sqlite")
+        db.execute("DELETE FROM meta WHERE key='commit'")
+        db.commit()
+        db.close()
+    healed = reopened(searchable.root, tiny_model_dir)
+    result = healed.recall("retry webhook deliveries")
+    assert any("rebuilding" in n for n in result.notices)
+    assert answers(healed) == before
+
+
+def test_filters_apply_before_ranking(searchable: Store) -> None:
+    only_facts = searchable.recall("postgres deploy sessions", filter=Filter(types=("fact",)))
+    assert only_facts.hits and {h.type for h in only_facts.hits} == {"fact"}
+    assert not searchable.recall("redis", filter=Filter(agent="nobody")).hits
+    old = searchable.recall("Sessions in Redis").hits[0]
+    searchable.supersede(old.id, "Postgres now.", title="Sessions in Postgres")
+    ids = [h.id for h in searchable.recall("sessions redis postgres").hits]
+    assert old.id not in ids
+    withs = searchable.recall("sessions redis postgres", filter=Filter(include_superseded=True))
+    assert old.id in [h.id for h in withs.hits]
+
+
+def test_without_a_model_recall_says_so_and_uses_keywords(store_path: Path) -> None:
+    store = Store.open(store_path)
+    fill(store)
+    assert store.model_problem and "not on this machine" in store.model_problem
+    result = store.recall("friday deploy")
+    assert result.mode == "keyword"
+    assert any("keywords only" in n for n in result.notices)
+    assert result.hits[0].title == "No Friday deploys"
+
+
+def test_two_processes_updating_at_once_both_succeed(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    answers(searchable)
+    for i in range(20):
+        searchable.record("fact", f"fact number {i} about queues", title=f"Queue fact {i}")
+    script = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "from gitmem.api import Store\n"
+        "from gitmem import embedding\n"
+        "from gitmem.index import ModelRef\n"
+        "p = Path(sys.argv[2])\n"
+        "s = Store.open(Path(sys.argv[1]))\n"
+        "ref = ModelRef('tiny@' + embedding.fingerprint(p), lambda: embedding.load(str(p)))\n"
+        "s.use_model(ref)\n"
+        "print(json.dumps([h.id for h in s.recall('queue fact', limit=30).hits]))\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(searchable.root), str(tiny_model_dir)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    first, second = (json.loads(o) for o in outs)
+    assert first == second and len(first) >= 20
+
+
+def test_cli_recall_json_explain_and_batch(gm, store_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    fill(Store.open(store_path))
+    r = gm("recall", "friday deploy", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["mode"] == "keyword" and data["hits"][0]["title"] == "No Friday deploys"
+    assert set(data["hits"][0]) >= {"id", "type", "title", "path", "score", "keyword_rank"}
+    assert "keywords only" in r.err
+    human = gm("recall", "friday deploy", "--explain").out.splitlines()
+    assert human[0].startswith(" 1. ") and "keyword #1" in human[1]
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"query": "friday deploy"}\n{"query": "redis", "limit": 1}\n')
+    lines = gm("recall", "--batch", str(batch)).out.splitlines()
+    assert len(lines) == 2 and len(json.loads(lines[1])["hits"]) == 1
+    assert gm("recall", "x", "--mode", "telepathy").code == 2
+    assert gm("recall", "x", "--since", "someday").code == 2
+    assert gm("rebuild").code == 0
+    status = json.loads(gm("status", "--json").out)
+    assert status["index"]["state"] == "current"
