@@ -14,13 +14,18 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem import embedding
-from gitmem.catalog import Filter
-from gitmem.index import Index, ModelRef, Progress
-from gitmem.recall import DEFAULTS, Options, Result, recall
 from gitmem.store import Store as CoreStore
+
+if TYPE_CHECKING:
+    from gitmem.catalog import Filter
+    from gitmem.index import Index, ModelRef, Progress
+    from gitmem.recall import Options, Result
+
+# The index, tantivy and SQLite load when a command first searches: `gitmem record` and the
+# other writes never pay for them.
 
 __all__ = ["Store"]
 
@@ -51,6 +56,8 @@ class Store(CoreStore):
                     'directory, or build one with "gitmem model build --from DIR --out DIR"'
                 )
                 return None
+            from gitmem.index import ModelRef
+
             found = path
             self._model = ModelRef(f"{spec}@{embedding.fingerprint(found)}", lambda: _load(found))
         return self._model
@@ -67,6 +74,8 @@ class Store(CoreStore):
 
     def index(self, *, progress: Progress | None = None) -> Index:
         """The search index, caught up with HEAD."""
+        from gitmem.index import Index
+
         if self._index is None:
             self._index = Index(self, self.model())
         self._index.ensure_current(progress)
@@ -85,15 +94,18 @@ class Store(CoreStore):
         mode: str = "hybrid",
         filter: Filter | None = None,
         now: datetime | None = None,
-        options: Options = DEFAULTS,
+        options: Options | None = None,
     ) -> Result:
         """Ranked hits for `query`: a short list; open the records with `get`."""
+        from gitmem.recall import DEFAULTS, recall
+
+        base = options or DEFAULTS
         chosen = replace(
-            options,
+            base,
             limit=limit,
             mode=mode,  # type: ignore[arg-type]
-            filter=filter or options.filter,
-            now=now or options.now,
+            filter=filter or base.filter,
+            now=now or base.now,
         )
         return recall(self.index(), query, chosen)
 

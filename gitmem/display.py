@@ -1,12 +1,15 @@
 """Human output for the CLI, through rich (the only module that imports it).
 
 Listings stay one line per item, so they read well in a terminal and in an agent's context,
-and grep well in both; colour only appears on a terminal.
+and grep well in both. Colour only appears on a terminal; anywhere else (an agent, a pipe)
+the markup is stripped and rich is never imported, which saves every command ~40 ms.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 import time
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -48,34 +51,46 @@ def _console(stderr: bool = False) -> Console:
     return _consoles[stderr]
 
 
+_TAG = re.compile(r"(?<!\\)\[/?[a-z ]*\]")
+
+
 def escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
+def _print(markup: str, stderr: bool = False) -> None:
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        _console(stderr).print(markup)
+    else:
+        stream.write(_TAG.sub("", markup).replace(r"\[", "[") + "\n")
+
+
 def say(message: str) -> None:
-    _console().print(escape(message))
+    _print(escape(message))
 
 
 def raw(text: str) -> None:
-    _console().file.write(text)
+    sys.stdout.write(text)
 
 
 def error(message: str) -> None:
-    _console(True).print(f"[bold red]gitmem:[/] {escape(message)}")
+    _print(f"[bold red]gitmem:[/] {escape(message)}", stderr=True)
 
 
 def notice(message: str) -> None:
-    _console(True).print(f"[yellow]gitmem:[/] {escape(message)}")
+    _print(f"[yellow]gitmem:[/] {escape(message)}", stderr=True)
 
 
 @contextmanager
 def progress(label: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on a terminal's stderr; nothing elsewhere."""
-    console = _console(True)
-    if not console.is_terminal:
+    if not sys.stderr.isatty():
         yield lambda done, total: None
         return
     from rich.progress import Progress
+
+    console = _console(True)
 
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task(label, total=None)
@@ -88,7 +103,7 @@ def hits(result: Result, explain: bool) -> None:
         return
     for rank, h in enumerate(result.hits, start=1):
         day = time.strftime("%Y-%m-%d", time.gmtime(h.created))
-        _console().print(
+        _print(
             f"{rank:>2}. [cyan]{escape(h.id)}[/]  {escape(h.type)}  {day}  {h.score:.4f}  "
             f"{escape(h.title)}  [dim]{escape(h.path)}[/]"
         )
@@ -102,7 +117,7 @@ def hits(result: Result, explain: bool) -> None:
 
 
 def json_out(data: Any) -> None:
-    _console().file.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def write_result(result: WriteResult) -> None:
@@ -140,7 +155,7 @@ def record_table(records: Sequence[Record]) -> None:
     for r in records:
         mark = " [dim](superseded)[/]" if r.status == "superseded" else ""
         day = format_time(r.created)[:10]
-        _console().print(
+        _print(
             f"[cyan]{escape(r.id)}[/]  {escape(r.type)}  {day}  {escape(r.title)}{mark}"
         )
 
@@ -149,7 +164,7 @@ def history_table(versions: Sequence[Version]) -> None:
     for v in versions:
         when = v.time.strftime("%Y-%m-%d %H:%M:%SZ")
         what = ", ".join(v.changed) if v.changed else ("removed" if v.record is None else "")
-        _console().print(
+        _print(
             f"{when}  [yellow]{v.commit[:10]}[/]  {escape(v.operation):<9}  "
             f"{escape(v.agent)}  {escape(what)}"
         )
@@ -180,7 +195,7 @@ def status(report: dict[str, Any]) -> None:
 def problems(found: Sequence[Problem]) -> None:
     for p in found:
         style = "red" if p.level == "error" else "yellow"
-        _console().print(f"[{style}]{p.level}[/] {escape(p.path)}: {escape(p.message)}")
+        _print(f"[{style}]{p.level}[/] {escape(p.path)}: {escape(p.message)}")
     errors = sum(p.level == "error" for p in found)
     warnings = len(found) - errors
     say(

@@ -16,7 +16,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from gitmem import guard, schema
+from gitmem import schema
 from gitmem.config import Config, load_config, template_root
 from gitmem.errors import (
     GitmemError,
@@ -465,6 +465,8 @@ class Store:
         """Refuse (or redact, or allow) credentials anywhere in the record's file text."""
         if policy == "allow":
             return record, ()
+        from gitmem import guard  # its patterns compile on import: only writes need them
+
         findings = guard.scan(dump(record))
         if not findings:
             return record, ()
@@ -563,6 +565,8 @@ class Store:
 
 def _redact_fields(record: Record) -> tuple[Record, tuple[str, ...]]:
     """Redact field by field, so that a redacted value stays one YAML value."""
+    from gitmem import guard
+
     kinds: list[str] = []
 
     def clean(text: str) -> str:
