@@ -204,7 +204,7 @@ def record_path(type_: str, created: datetime, record_id: str) -> str:
 # is double-quoted with escapes.
 
 _PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][A-Za-z0-9_ .,/@+()'=<>^$%&*!?;:~`|\\-]*$")
-_FLOW_UNSAFE = frozenset(",[]{}:")
+_FLOW_UNSAFE = frozenset(",[]{}:?")
 _RESERVED_RE = re.compile(
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|null|Null|NULL|~|=|<<)$"
