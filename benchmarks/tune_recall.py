@@ -49,13 +49,23 @@ def main() -> None:
         store = store_for(dataset, model_ref(args.model), Path(tmp))
         flat = replace(DEFAULTS, half_life_days=0.0, weight_strength=0.0)
         stage1 = []
-        for fusion, w in itertools.product(("rrf", "linear"), (0.2, 0.3, 0.4, 0.5, 0.6)):
-            opts = replace(flat, mode="hybrid", fusion=fusion, semantic_weight=w)
-            figures = measure(store, queries, opts)
-            stage1.append(({"fusion": fusion, "semantic_weight": w}, figures))
+        grid = [("rrf", "minmax")] + [("linear", s) for s in ("minmax", "max")]
+        for (fusion, scaling), w, iw in itertools.product(
+            grid, (0.2, 0.3, 0.4, 0.5), (0.1, 0.2, 0.3)
+        ):
+            settings = {
+                "fusion": fusion,
+                "scaling": scaling,
+                "semantic_weight": w,
+                "identifier_weight": iw,
+            }
+            figures = measure(store, queries, replace(flat, mode="hybrid", **settings))
+            stage1.append((settings, figures))
             print(
-                f"{fusion:<6} w={w:.1f}  ndcg@10 {figures['ndcg@10']:.3f}  "
-                f"macro {figures['macro_ndcg@10']:.3f}",
+                f"{fusion:<6} {scaling:<6} w={w:.1f} id-w={iw:.1f}  "
+                f"ndcg@10 {figures['ndcg@10']:.3f}  macro {figures['macro_ndcg@10']:.3f}  "
+                f"paraphrase {figures['paraphrase:ndcg@10']:.3f}  "
+                f"exact-id {figures['exact-id:ndcg@10']:.3f}",
                 flush=True,
             )
         best1 = max(stage1, key=lambda item: item[1]["macro_ndcg@10"])[0]

@@ -155,9 +155,7 @@ def record_table(records: Sequence[Record]) -> None:
     for r in records:
         mark = " [dim](superseded)[/]" if r.status == "superseded" else ""
         day = format_time(r.created)[:10]
-        _print(
-            f"[cyan]{escape(r.id)}[/]  {escape(r.type)}  {day}  {escape(r.title)}{mark}"
-        )
+        _print(f"[cyan]{escape(r.id)}[/]  {escape(r.type)}  {day}  {escape(r.title)}{mark}")
 
 
 def history_table(versions: Sequence[Version]) -> None:

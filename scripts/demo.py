@@ -129,6 +129,16 @@ def list_all(t: Tour) -> None:
     t.gitmem("list --status superseded")
 
 
+def recall_memories(t: Tour) -> None:
+    t.section("Recall: a short ranked list first; open what is needed with gitmem read")
+    # Without an embedding model on this machine, recall says so once and uses keywords.
+    out = t.gitmem("recall 'where do we cache API responses' --limit 3")
+    if "use-duckdb" not in out.split("\n", 2)[0] + out:
+        sys.exit("demo: recall did not find the current cache decision")
+    t.gitmem("recall 'postgres ci' --explain --limit 2")
+    t.gitmem("recall 'cache' --include-superseded --type decision")
+
+
 def refuse_secret(t: Tour) -> None:
     t.section("A credential is refused before it reaches git, where it would stay forever")
     before = t.head()
@@ -157,6 +167,7 @@ STEPS = [
     read_back,
     history_of_old,
     list_all,
+    recall_memories,
     refuse_secret,
     git_log,
     store_status,
