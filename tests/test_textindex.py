@@ -1,0 +1,378 @@
+"""The keyword index: ranking, any-text queries, identifiers, updates, determinism, damage."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from gitmem import textindex
+from gitmem.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
+
+WORDS = (
+    "cache deploy build queue retry timeout schema index commit branch merge token session "
+    "payment invoice refund webhook client server latency memory thread socket config secret "
+    "rotate backup restore migrate database replica shard cluster ingress router gateway"
+).split()
+
+
+def doc(
+    ident: str,
+    title: str = "",
+    body: str = "",
+    *,
+    abstract: str = "",
+    tags: tuple[str, ...] = (),
+    blob: str = "",
+) -> TextDoc:
+    return TextDoc(ident, blob or f"blob-{ident}", title, abstract, body, tags, "fact")
+
+
+def corpus(n: int, seed: int = 1) -> list[TextDoc]:
+    rng = random.Random(seed)
+    return [
+        doc(
+            f"r{i:04d}",
+            " ".join(rng.choices(WORDS, k=4)),
+            " ".join(rng.choices(WORDS, k=rng.randint(5, 40))),
+            abstract=" ".join(rng.choices(WORDS, k=6)),
+            tags=tuple(rng.choices(WORDS, k=2)),
+        )
+        for i in range(n)
+    ]
+
+
+def build(tmp_path: Path, docs: Iterable[TextDoc], name: str = "ix") -> TextIndex:
+    directory = tmp_path / name
+    directory.mkdir()
+    index = TextIndex.create(directory)
+    index.write(list(docs), [])
+    return index
+
+
+def top(index: TextIndex, query: str, limit: int = 10) -> list[str]:
+    return [hit.id for hit in index.search(query, limit)]
+
+
+def test_stemming_finds_other_forms(tmp_path: Path) -> None:
+    index = build(
+        tmp_path,
+        [doc("a", "Deployment pipeline", "We deployed twice."), doc("b", "Lunch", "Pizza")],
+    )
+    assert top(index, "deploying") == ["a"]
+    assert top(index, "DEPLOYS!") == ["a"]
+
+
+def test_title_outranks_body(tmp_path: Path) -> None:
+    index = build(
+        tmp_path,
+        [
+            doc("body", "Notes on things", "the webhook retries when the server is slow"),
+            doc("title", "Webhook retries", "notes on things when the server is slow"),
+            doc("abstract", "Notes on things", "when the server is slow", abstract="webhook"),
+        ],
+    )
+    assert top(index, "webhook") == ["title", "abstract", "body"]
+
+
+NASTY = [
+    "",
+    "   \t\n ",
+    '"unbalanced quote',
+    "((( deploy",
+    "deploy )))",
+    "AND OR NOT",
+    "cache AND NOT deploy",
+    "title:cache body:deploy",
+    "-deploy +cache",
+    "*",
+    "dep*",
+    "deploy~2",
+    "cache^10",
+    "[a TO z]",
+    "{}[]<>!@#$%^&*()_+=|\\/?.,;:'`~",
+    "😀🚀 deploy 🔥",
+    "数据库连接失败",
+    "ñandú über café",
+    "\x00\x01 nul bytes",
+    "\ud800 lone surrogate cache",
+    "a" * 10_000,
+    "deploy " * 2000,
+    " ".join(f"word{i} cache" for i in range(2000)),
+    "IN [1, 2]",
+    "field:",
+    ":",
+    '"',
+    "\\",
+]
+
+
+@pytest.mark.parametrize("query", NASTY)
+def test_any_text_is_a_query(tmp_path: Path, query: str) -> None:
+    index = build(tmp_path, corpus(30))
+    hits = index.search(query, 5)
+    assert len(hits) <= 5
+    assert all(isinstance(h, TextHit) and h.score > 0 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_operators_are_plain_words(tmp_path: Path) -> None:
+    index = build(tmp_path, [doc("a", "cache eviction"), doc("b", "deploy freeze")])
+    assert set(top(index, "cache AND NOT deploy")) == {"a", "b"}
+    assert top(index, "title:cache") == ["a"]
+    assert top(index, "-deploy") == ["b"]
+    assert top(index, "") == [] and top(index, " \n ") == []
+
+
+IDENTIFIERS = [
+    ("PAY-1423", "pay 1423 pay-1424 PAY-14 1423 payment"),
+    ("src/api/webhooks.go", "src api webhooks go src/api/handlers.go api/webhooks"),
+    ("DATABASE_URL", "database url DATABASE_HOST url of the database"),
+    ("E11000", "error E11001 e1100 duplicate key 11000"),
+    ("v2.3.1", "v2 3 1 v2.3.0 version 2.3"),
+    ("a1b2c3d", "a1b2c3e a1 b2 c3d commit"),
+]
+
+
+@pytest.mark.parametrize(("ident", "noise"), IDENTIFIERS)
+def test_identifier_ranks_its_record_first(tmp_path: Path, ident: str, noise: str) -> None:
+    docs = [doc(f"noise{i}", noise, noise + " " + noise) for i in range(5)]
+    docs.append(doc("target", "A note", f"We saw ({ident}) during the incident."))
+    docs += corpus(40)
+    index = build(tmp_path, docs)
+    for query in (ident, f"what about {ident}?", ident.lower(), f"`{ident}`"):
+        assert top(index, query)[0] == "target", query
+
+
+def test_path_part_finds_the_path(tmp_path: Path) -> None:
+    index = build(
+        tmp_path, [doc("a", "", "edit ./src/api/webhooks.go"), doc("b", "", "go webhooks api")]
+    )
+    assert top(index, "webhooks.go") == ["a", "b"]
+
+
+def test_upsert_replaces_and_delete_removes(tmp_path: Path) -> None:
+    index = build(tmp_path, [doc("a", "old words", blob="1"), doc("b", "other", blob="1")])
+    index.write([doc("a", "new words", blob="2")], [])
+    assert index.count() == 2
+    assert index.ids() == {"a": "2", "b": "1"}
+    assert top(index, "old") == []
+    assert index.search("new", 5) == [TextHit("a", "2", index.search("new", 1)[0].score)]
+    index.write([], ["b", "missing"])
+    assert index.ids() == {"a": "2"}
+    assert top(index, "other") == []
+    index.write([doc("c", "x", blob="1"), doc("c", "y", blob="2")], ["c"])
+    assert index.ids() == {"a": "2", "c": "2"}
+
+
+@pytest.mark.parametrize("term_set_max", [0, 10_000])  # filter after tantivy, or in it
+def test_allowed_filters_before_ranking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, term_set_max: int
+) -> None:
+    monkeypatch.setattr(textindex, "_TERM_SET_MAX", term_set_max)
+    docs = corpus(200)
+    index = build(tmp_path, docs)
+    everything = index.search("cache deploy", 200)
+    for size in (1, 10, 150):
+        allowed = frozenset(d.id for d in docs[-size:]) | {"not-indexed"}
+        expected = [h for h in everything if h.id in allowed][:5]
+        found = index.search("cache deploy", 5, allowed)
+        assert [h.id for h in found] == [h.id for h in expected]
+        assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-6)
+    assert index.search("cache", 5, frozenset()) == []
+
+
+def test_ties_are_ordered_by_id(tmp_path: Path) -> None:
+    same = [doc(f"t{i:02d}", "same title", "same body") for i in (7, 3, 9, 1, 5)]
+    index = build(tmp_path, same + corpus(20))
+    assert top(index, "same", 3) == ["t01", "t03", "t05"]
+
+
+def test_reopen_sees_what_was_written(tmp_path: Path) -> None:
+    index = build(tmp_path, corpus(50))
+    before = index.search("retry timeout", 10)
+    del index
+    again = TextIndex.open(tmp_path / "ix")
+    assert again.search("retry timeout", 10) == before
+    assert again.count() == 50
+
+
+def test_readers_see_commits_after_reload(tmp_path: Path) -> None:
+    writer = build(tmp_path, [doc("a", "cache")])
+    reader = TextIndex.open(tmp_path / "ix")
+    writer.write([doc("b", "cache")], [])
+    assert reader.count() == 1
+    reader.reload()
+    assert reader.count() == 2
+
+
+def test_readers_never_see_half_a_commit(tmp_path: Path) -> None:
+    reader = build(tmp_path, corpus(50))
+    before = reader.ids()
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from gitmem.textindex import TextIndex, TextDoc;"
+            "docs = [TextDoc(f'n{i}', 'b', 'cache', '', 'deploy ' * 50, (), 'f')"
+            " for i in range(3000)];"
+            "TextIndex.open(Path(sys.argv[1])).write(docs, ['r0000'])",
+            str(tmp_path / "ix"),
+        ]
+    )
+    while writer.poll() is None:
+        reader.reload()
+        ids = reader.ids()
+        assert ids == before or (len(ids) == 3049 and "r0000" not in ids and "n2999" in ids)
+    assert writer.returncode == 0
+    reader.reload()
+    assert reader.count() == 3049 and "r0000" not in reader.ids()
+
+
+def test_second_writer_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path, [doc("a", "cache")])
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from gitmem.textindex import TextIndex;"
+            "w = TextIndex.open(Path(sys.argv[1]))._main.writer(15_000_000, 1);"
+            "print('held', flush=True); sys.stdin.read()",
+            str(tmp_path / "ix"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(textindex, "_LOCK_WAIT", 0.2)
+        index = TextIndex.open(tmp_path / "ix")
+        start = time.monotonic()
+        with pytest.raises(TextIndexBusy, match="another process"):
+            index.write([doc("b", "x")], [])
+        assert time.monotonic() - start < 2
+        assert index.ids() == {"a": "blob-a"}
+    finally:
+        holder.communicate("")
+    index.write([doc("b", "x")], [])
+    assert index.count() == 2
+
+
+def _damage_meta(directory: Path) -> None:
+    (directory / "meta.json").write_text("{not json")
+
+
+def _damage_segment(directory: Path) -> None:
+    next(directory.glob("*.idx")).unlink()
+
+
+def _foreign_schema(directory: Path) -> None:
+    meta = json.loads((directory / "meta.json").read_text())
+    meta["schema"][2]["options"]["indexing"]["tokenizer"] = "default"
+    (directory / "meta.json").write_text(json.dumps(meta))
+
+
+def _lose_source(directory: Path) -> None:
+    (directory / "source" / "meta.json").unlink()
+
+
+@pytest.mark.parametrize("damage", [_damage_meta, _damage_segment, _foreign_schema, _lose_source])
+def test_damage_is_reported_as_corrupt(tmp_path: Path, damage: object) -> None:
+    build(tmp_path, corpus(5))
+    assert callable(damage)
+    damage(tmp_path / "ix")
+    with pytest.raises(TextIndexCorrupt, match="rebuild"):
+        TextIndex.open(tmp_path / "ix")
+
+
+def test_missing_or_empty_dir_is_corrupt(tmp_path: Path) -> None:
+    with pytest.raises(TextIndexCorrupt):
+        TextIndex.open(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TextIndexCorrupt):
+        TextIndex.open(tmp_path / "empty")
+    (tmp_path / "empty" / "x").write_text("")
+    with pytest.raises(FileExistsError):
+        TextIndex.create(tmp_path / "empty")
+
+
+QUERIES = ["cache", "deploy retry", "webhook payment refund", "memory thread socket server", "x"]
+
+
+def results(index: TextIndex) -> list[list[tuple[str, str, float]]]:
+    return [[(h.id, h.blob, h.score) for h in index.search(q, 30)] for q in QUERIES]
+
+
+def assert_same(
+    a: list[list[tuple[str, str, float]]], b: list[list[tuple[str, str, float]]]
+) -> None:
+    assert [[row[:2] for row in rows] for rows in a] == [[row[:2] for row in rows] for rows in b]
+    for rows_a, rows_b in zip(a, b, strict=True):
+        for (_, _, sa), (_, _, sb) in zip(rows_a, rows_b, strict=True):
+            assert sa == pytest.approx(sb, rel=1e-6)
+
+
+def test_incremental_equals_rebuild(tmp_path: Path) -> None:
+    docs = corpus(300)
+    rebuilt = build(tmp_path, docs, "rebuilt")
+    directory = tmp_path / "incremental"
+    directory.mkdir()
+    index = TextIndex.create(directory)
+    rng = random.Random(7)
+    shuffled = rng.sample(docs, len(docs))
+    for start in range(0, 300, 37):  # many small segments, then edits in old ones
+        index.write(shuffled[start : start + 37], [])
+    index.write([doc(d.id, "temporary words") for d in docs[::3]], [])
+    index.write([doc("extra", "cache cache")], [d.id for d in docs[1::5]])
+    index.write(docs[::3] + docs[1::5], ["extra"])
+    assert textindex._ghosts(directory) == 0
+    assert index.ids() == rebuilt.ids()
+    assert_same(results(index), results(rebuilt))
+
+
+def test_big_segment_edits_compact_past_the_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(textindex, "_MAX_CARRY", 10)
+    docs = corpus(300)
+    index = build(tmp_path, docs)
+    index.write([doc(docs[0].id, "edited")], [])
+    assert textindex._ghosts(tmp_path / "ix") == 1  # left in place: the rewrite is too big
+    index.write([doc(d.id, "edited") for d in docs[1:4]], [])
+    assert textindex._ghosts(tmp_path / "ix") == 0  # 4 > 1% of 300: everything rewritten
+    rebuilt = build(tmp_path, [doc(d.id, "edited") for d in docs[:4]] + docs[4:], "rebuilt")
+    assert index.ids() == rebuilt.ids()
+    assert_same(results(index), results(rebuilt))
+
+
+def test_cjk_records_are_found_by_cjk_queries(tmp_path: Path) -> None:
+    index = build(
+        tmp_path,
+        [
+            doc("zh", "数据库连接失败", "生产环境的数据库连接池耗尽"),
+            doc("ja", "デプロイ手順", "本番環境へのデプロイは金曜日に禁止"),
+            doc("en", "database connection", "pool exhausted"),
+        ],
+    )
+    assert top(index, "连接失败") == ["zh"]
+    assert top(index, "数据库连接池") == ["zh"]
+    assert top(index, "库") == ["zh"]
+    assert top(index, "デプロイ") == ["ja"]
+    assert top(index, "金曜日のデプロイ") == ["ja"]
+    assert top(index, "database") == ["en"]
+
+
+def test_long_prompt_keeps_its_rare_terms(tmp_path: Path) -> None:
+    index = build(tmp_path, [*corpus(100), doc("rare", "zanzibar quokka", "see E4711")])
+    unseen = [f"unseen{i} unseen-{i} word{'x' * (i % 30)}q{chr(97 + i % 26)}" for i in range(700)]
+    prompt = " ".join([*unseen, "zanzibar", *unseen, "E4711"])  # ~2,100 words
+    start = time.perf_counter()
+    assert top(index, prompt, 3) == ["rare"]
+    assert time.perf_counter() - start < 1.0
