@@ -49,9 +49,9 @@ def main() -> None:
         store = store_for(dataset, model_ref(args.model), Path(tmp))
         flat = replace(DEFAULTS, half_life_days=0.0, weight_strength=0.0)
         stage1 = []
-        grid = [("rrf", "minmax")] + [("linear", s) for s in ("minmax", "max")]
+        grid = [("rrf", "minmax")] + [("linear", s) for s in ("minmax", "max", "ceiling")]
         for (fusion, scaling), w, iw in itertools.product(
-            grid, (0.2, 0.3, 0.4, 0.5), (0.1, 0.2, 0.3)
+            grid, (0.2, 0.3, 0.4, 0.5, 0.6), (0.1, 0.2, 0.3)
         ):
             settings = {
                 "fusion": fusion,
@@ -73,7 +73,7 @@ def main() -> None:
         reference = measure(store, queries, base)
         stage2 = []
         for half, floor, strength in itertools.product(
-            (30.0, 90.0, 180.0), (0.5, 0.7, 0.85, 0.95), (0.0, 0.1)
+            (14.0, 30.0, 90.0), (0.7, 0.8, 0.9), (0.0, 0.1)
         ):
             opts = replace(base, half_life_days=half, decay_floor=floor, weight_strength=strength)
             figures = measure(store, queries, opts)

@@ -200,6 +200,7 @@ def evaluate(
             "modes": {},
         }
         per_mode: dict[str, list[float]] = {}
+        categories = sorted({q.category for q in queries})
         for mode in modes:
             if progress:
                 progress(f"evaluating {mode} on {len(queries)} queries")
@@ -214,6 +215,26 @@ def evaluate(
                 "versus": best,
                 "metric": "ndcg@10",
                 **paired_difference(per_mode["hybrid"], per_mode[best], resamples),
+            }
+            # Per category, against each half: "loses beyond noise" = the interval is below 0.
+            report["hybrid_minus_by_category"] = {
+                single: {
+                    cat: paired_difference(
+                        [
+                            v
+                            for v, q in zip(per_mode["hybrid"], queries, strict=True)
+                            if q.category == cat
+                        ],
+                        [
+                            v
+                            for v, q in zip(per_mode[single], queries, strict=True)
+                            if q.category == cat
+                        ],
+                        resamples,
+                    )
+                    for cat in categories
+                }
+                for single in ("keyword", "semantic")
             }
     return report
 
@@ -235,4 +256,9 @@ def format_report(report: Mapping[str, Any]) -> str:
             f"\nhybrid - {diff['versus']} ({diff['metric']}): {diff['mean']:+.3f} "
             f"[{diff['low']:+.3f}, {diff['high']:+.3f}]"
         )
+    for single, cats in report.get("hybrid_minus_by_category", {}).items():
+        cells = ", ".join(
+            f"{cat} {d['mean']:+.3f} [{d['low']:+.2f},{d['high']:+.2f}]" for cat, d in cats.items()
+        )
+        lines.append(f"hybrid - {single} by category (ndcg@10): {cells}")
     return "\n".join(lines) + "\n"

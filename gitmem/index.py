@@ -295,6 +295,10 @@ class Index:
                 return out[:n]
             want *= 4
 
+    def keyword_ceiling(self, query: str) -> float:
+        assert self._text is not None
+        return self._text.ceiling(query)
+
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         """Best-chunk cosine per record; None when there is no model."""
         if self.model is None:

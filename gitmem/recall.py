@@ -22,6 +22,7 @@ __all__ = ["DEFAULTS", "Hit", "Options", "Result", "has_identifier", "recall"]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
 Fusion = Literal["rrf", "linear"]
+Scaling = Literal["minmax", "max", "ceiling"]
 RRF_K = 60
 
 
@@ -32,10 +33,15 @@ class Options:
     filter: Filter = field(default_factory=Filter)
     # Chosen by benchmarks/tune_recall.py on benchmarks/retrieval (docs/benchmarks.md).
     fusion: Fusion = "linear"
+    # How linear fusion scales each half to [0, 1]: "minmax" maps the weakest candidate to 0;
+    # "max" divides by the best (scores below 0 count as 0); "ceiling" divides keyword scores
+    # by what a record matching every query term would score (so a weak keyword match stays
+    # weak) and semantic ones by the best.
+    scaling: Scaling = "ceiling"
     semantic_weight: float = 0.3  # share of the semantic half for queries in plain words
-    identifier_weight: float = 0.3  # ... and for queries naming an identifier (PAY-1423, a path)
-    half_life_days: float = 30.0  # 0 turns decay off
-    decay_floor: float = 0.85  # the oldest record keeps this share of its score
+    identifier_weight: float = 0.1  # ... and for queries naming an identifier (PAY-1423, a path)
+    half_life_days: float = 14.0  # 0 turns decay off
+    decay_floor: float = 0.8  # the oldest record keeps this share of its score
     weight_strength: float = 0.1  # score × clamp(weight, 0.25, 4) ** strength
     now: datetime | None = None
     depth: int = 100  # candidates taken from each half
@@ -82,6 +88,10 @@ def recall(index: Index, query: str, options: Options = DEFAULTS) -> Result:
     index.notices.clear()
     depth = max(options.depth, options.limit)
     keyword = index.keyword(query, depth, options.filter) if mode != "semantic" else []
+    if keyword and options.fusion == "linear" and options.scaling == "ceiling":
+        ceiling = index.keyword_ceiling(query)
+        if ceiling > 0:
+            keyword = [(rid, min(score / ceiling, 1.0)) for rid, score in keyword]
     semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
     fused = _fuse(query, keyword, semantic, mode, options)
     entries = index.entries(list(fused))
@@ -125,18 +135,22 @@ def _fuse(
     mode: Mode,
     options: Options,
 ) -> dict[str, float]:
+    scale = options.scaling
+    # Keyword scores already divided by the ceiling are absolute: leave them as they are.
+    k_scale: Scaling | None = None if scale == "ceiling" else scale
+    s_scale: Scaling = "max" if scale == "ceiling" else scale
     if mode == "keyword":
-        return _normalised(keyword) if options.fusion == "linear" else _rrf(keyword, 1.0)
+        return _normalised(keyword, k_scale) if options.fusion == "linear" else _rrf(keyword, 1.0)
     if mode == "semantic":
-        return _normalised(semantic) if options.fusion == "linear" else _rrf(semantic, 1.0)
+        return _normalised(semantic, s_scale) if options.fusion == "linear" else _rrf(semantic, 1.0)
     w = options.identifier_weight if has_identifier(query) else options.semantic_weight
     out: dict[str, float] = {}
     if options.fusion == "rrf":
         parts = [_rrf(keyword, 1.0 - w), _rrf(semantic, w)]
     else:
         parts = [
-            {k: v * (1.0 - w) for k, v in _normalised(keyword).items()},
-            {k: v * w for k, v in _normalised(semantic).items()},
+            {k: v * (1.0 - w) for k, v in _normalised(keyword, k_scale).items()},
+            {k: v * w for k, v in _normalised(semantic, s_scale).items()},
         ]
     for part in parts:
         for rid, score in part.items():
@@ -148,12 +162,19 @@ def _rrf(ranked: list[tuple[str, float]], weight: float) -> dict[str, float]:
     return {rid: weight / (RRF_K + rank) for rank, (rid, _) in enumerate(ranked, start=1)}
 
 
-def _normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
-    """Min-max to [0, 1]; a list of one, or of equal scores, maps to 1."""
+def _normalised(ranked: list[tuple[str, float]], scaling: Scaling | None) -> dict[str, float]:
+    """Scores to [0, 1]; the best maps to 1 (a list of equal scores maps to 1). None: the
+    scores are already on an absolute scale."""
     if not ranked:
         return {}
+    if scaling is None:
+        return dict(ranked)
     scores = [s for _, s in ranked]
-    low, high = min(scores), max(scores)
+    low = min(scores) if scaling == "minmax" else 0.0
+    high = max(scores)
+    if scaling == "max":
+        scores = [max(s, 0.0) for s in scores]
+        ranked = [(rid, max(s, 0.0)) for rid, s in ranked]
     span = high - low
     return {rid: (1.0 if span <= 0 else (s - low) / span) for rid, s in ranked}
 

@@ -225,7 +225,34 @@ class TextIndex:
         except ValueError as err:  # tantivy reads lazily: damage can surface here
             raise TextIndexCorrupt(f"cannot search {self._directory} ({err}); {_FIX}") from err
 
-    def _clauses(self, searcher: tantivy.Searcher, text: str) -> list[tantivy.Query]:
+    def ceiling(self, query: str) -> float:
+        """About what a record matching every query term once, each in its best field, would
+        score: a yardstick that makes BM25 scores comparable across queries (recall uses it to
+        tell a strong keyword match from a weak one). Terms no record holds are left out."""
+        searcher = self._main.searcher()
+        n = searcher.num_docs
+        if not n:
+            return 0.0
+        idents, terms = self._terms(searcher, _clean(query))
+        total = 0.0
+        for ident in idents:
+            total += _IDENT_BOOST * _idf(searcher.doc_freq("ident", ident), n)
+        for kind, term in terms:
+            scale = _PIECE if kind == "piece" else 1.0
+            total += max(
+                (
+                    _BOOST[name] * scale * _idf(df, n)
+                    for name in _FIELDS_OF[kind]
+                    if (df := searcher.doc_freq(name, term))
+                ),
+                default=0.0,
+            )
+        return total
+
+    def _terms(
+        self, searcher: tantivy.Searcher, text: str
+    ) -> tuple[list[str], list[tuple[str, str]]]:
+        """The identifiers and (kind, term) pairs a query searches for, capped."""
         chunks = _identifiers(text)
         idents = _unique(_with_parts(chunks))
         if len(idents) > _MAX_IDENTS:
@@ -239,12 +266,16 @@ class TextIndex:
         if len(idents) + len(terms) > _MAX_TERMS:
             ranked = sorted((_doc_freq(searcher, kind, t), kind, t) for kind, t in terms)
             terms = [(kind, t) for df, kind, t in ranked if df]
+        return idents, terms[: _MAX_TERMS - len(idents)]
+
+    def _clauses(self, searcher: tantivy.Searcher, text: str) -> list[tantivy.Query]:
+        idents, terms = self._terms(searcher, text)
         return [self._ident(searcher, ident) for ident in idents] + [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, name, term, index_option="freq"),
                 _BOOST[name] * (_PIECE if kind == "piece" else 1.0),
             )
-            for kind, term in terms[: _MAX_TERMS - len(idents)]
+            for kind, term in terms
             for name in _FIELDS_OF[kind]
         ]
 
@@ -252,8 +283,7 @@ class TextIndex:
         """BM25 of a yes/no field, i.e. idf alone: holding many identifiers costs nothing."""
         df, n = searcher.doc_freq("ident", ident), searcher.num_docs
         term = tantivy.Query.term_query(self._schema, "ident", ident, index_option="basic")
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        return tantivy.Query.const_score_query(term, _IDENT_BOOST * idf)
+        return tantivy.Query.const_score_query(term, _IDENT_BOOST * _idf(df, n))
 
     def _carry(self, doomed: set[str]) -> list[TextDoc]:
         """Live records to rewrite so that no deleted document stays in the statistics."""
@@ -353,6 +383,11 @@ def _matching(
     query = tantivy.Query.term_set_query(index.schema, "id", terms)
     limit = min(len(terms), searcher.num_docs)
     return [a for _, a in searcher.search(query, limit, count=False).hits]
+
+
+def _idf(df: int, n: int) -> float:
+    """BM25's inverse document frequency, as tantivy computes it."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def _doc_freq(searcher: tantivy.Searcher, kind: str, term: str) -> int:
