@@ -253,12 +253,23 @@ class GitRepo:
         return out
 
     def is_dirty(self, path: str) -> bool:
-        """Whether one path differs in the work tree or the index from HEAD."""
+        """Whether one path differs in the work tree or the git index from HEAD.
+
+        Compared by content hash and one index lookup, not with libgit2's status, whose cost
+        grows with the size of the index."""
+        head = self.head()
+        committed = None if head is None else self.entry_id(head, path)
+        target = self.root / path
         try:
-            flag = self._repo.status_file(path)
-        except KeyError:
-            return False
-        return flag not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+            on_disk: str | None = str(pygit2.hash(target.read_bytes()))
+        except FileNotFoundError:
+            on_disk = None
+        if on_disk != committed:
+            return True
+        index = self._repo.index
+        index.read(False)
+        staged = str(index[path].id) if path in index else None
+        return staged != committed
 
     # --- writing -----------------------------------------------------------------------------
 

@@ -546,9 +546,24 @@ class Store:
                 raise GitmemError("the store changed while preparing this write; run it again")
             begin(head, list(files))
             who = _author(agent, self.repo.config_identity())
-            return self.repo.commit_files(
+            new = self.repo.commit_files(
                 files, message, who, self.repo.config_identity() or who, head
             )
+        self._follow(head, new, files)
+        return new
+
+    def _follow(self, old: str | None, new: str, files: Mapping[str, bytes | None]) -> None:
+        """Keep the id catalog current after our own commit without diffing trees."""
+        if self._catalog is None or self._catalog_head != old:
+            return
+        for path, data in files.items():
+            if path.startswith(RECORDS_DIR + "/") and path.endswith(".md"):
+                rid = Path(path).stem
+                if data is not None:
+                    self._catalog[rid] = path
+                elif self._catalog.get(rid) == path:
+                    del self._catalog[rid]
+        self._catalog_head = new
 
     def _recover(self, journal: Journal) -> None:
         head = self.repo.head()
