@@ -273,7 +273,6 @@ def dump(record: Record) -> str:
     return "\n".join(lines) + "\n---\n\n" + record.body
 
 
-
 _OPEN_RE = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
