@@ -24,14 +24,14 @@ def in_process(root: Path, writes: int) -> dict[str, float]:
     store = Store.open(root)
     store.record("fact", "warm up", title="Warm up", agent="bench")
     spent_in_checkout: list[float] = []
-    original = GitRepo.checkout_paths
+    original = GitRepo._sync_worktree
 
-    def timed(self: GitRepo, commit_id: str, paths: list[str]) -> None:
+    def timed(self: GitRepo, files: dict[str, bytes | None]) -> None:
         start = time.perf_counter()
-        original(self, commit_id, paths)
+        original(self, files)
         spent_in_checkout.append(time.perf_counter() - start)
 
-    GitRepo.checkout_paths = timed  # type: ignore[method-assign]
+    GitRepo._sync_worktree = timed  # type: ignore[method-assign]
     totals = []
     try:
         for i in range(writes):
@@ -45,7 +45,7 @@ def in_process(root: Path, writes: int) -> dict[str, float]:
             )
             totals.append(time.perf_counter() - start)
     finally:
-        GitRepo.checkout_paths = original  # type: ignore[method-assign]
+        GitRepo._sync_worktree = original  # type: ignore[method-assign]
     return {
         "p50_ms": percentile(totals, 0.5) * 1000,
         "p95_ms": percentile(totals, 0.95) * 1000,

@@ -82,9 +82,13 @@ class Store(CoreStore):
         return self._index
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
-        index = self.index(progress=progress)
-        index.rebuild(progress)
-        return index.stats()
+        """Build the index again from HEAD (not caught up first: that would build it twice)."""
+        from gitmem.index import Index
+
+        if self._index is None:
+            self._index = Index(self, self.model())
+        self._index.rebuild(progress)
+        return self._index.stats()
 
     def recall(
         self,

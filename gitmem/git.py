@@ -11,7 +11,6 @@ left alone.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -307,7 +306,7 @@ class GitRepo:
             raise GitmemError(
                 f"the branch moved while writing ({exc}); nothing was committed — run it again"
             ) from exc
-        self.checkout_paths(str(new_id), list(changes))
+        self._sync_worktree(changes)
         return str(new_id)
 
     def _build(
@@ -342,11 +341,14 @@ class GitRepo:
 
     def checkout_paths(self, commit_id: str, paths: list[str]) -> None:
         """Make the work tree and the git index match `commit_id` for these paths."""
+        self._sync_worktree({path: self.blob_at(commit_id, path) for path in paths})
+
+    def _sync_worktree(self, files: Mapping[str, bytes | None]) -> None:
+        """Write (or delete) these files in the work tree and stage them in the git index."""
         index = self._repo.index
         index.read(False)
-        for path in paths:
+        for path, data in files.items():
             target = self.root / path
-            data = self.blob_at(commit_id, path)
             if data is None:
                 if target.exists():
                     target.unlink()
@@ -369,14 +371,18 @@ class GitRepo:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".gitmem-", dir=target.parent)
+    """Write beside the target and rename over it: a reader never sees half a file. The temp
+    name is unique per process; writers of one store hold its lock, so there is one at a time."""
+    tmp = target.with_name(f".gitmem-{os.getpid()}-{target.name}")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        tmp.write_bytes(data)
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+    try:
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -76,6 +76,12 @@ class Index:
         self._catalog: Catalog | None = None
         self._text: TextIndex | None = None
         self._seen_commit: str | None = None
+        # Per-process caches of what the catalog and the vector file say at _seen_commit: a
+        # long-lived process (an MCP server, a batch) asks for the same records again and again,
+        # and mapping the vector file anew for each query costs a page fault per 4 KiB.
+        self._entry_cache: dict[str, Entry] = {}
+        self._matrix: Any = None
+        self._matrix_key: tuple[int, int, int] | None = None
 
     @property
     def model_name(self) -> str:
@@ -110,8 +116,10 @@ class Index:
         return self._catalog.meta("commit")
 
     def _refresh_readers(self, head: str | None) -> None:
-        if self._seen_commit != head and self._text is not None:
-            self._text.reload()
+        if self._seen_commit != head:
+            if self._text is not None:
+                self._text.reload()
+            self._entry_cache.clear()
         self._seen_commit = head
 
     def _load(self) -> str | None:
@@ -145,6 +153,8 @@ class Index:
             self._catalog.close()
         self._catalog = None
         self._text = None
+        self._entry_cache.clear()
+        self._matrix, self._matrix_key = None, None
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -285,7 +295,7 @@ class Index:
         want = n
         while True:
             hits = self._text.search(query, want, allowed)
-            entries = self._catalog.entries(h.id for h in hits)
+            entries = self.entries([h.id for h in hits])
             out = [
                 (h.id, h.score)
                 for h in hits
@@ -306,16 +316,15 @@ class Index:
         from gitmem.vectors import normalise, top_rows
 
         assert self._catalog is not None
-        vectors = self._vectors_file()
-        matrix = vectors.matrix(min(vectors.rows(), self._catalog.next_row()))
+        matrix = self._vector_matrix()
         q = normalise(self.model.get().encode([query]))
         allowed = self.allowed(flt)
         subset = None if allowed is None else self._catalog.rows_of(allowed)
-        want = n * 3
+        want = n + n // 2
         while True:
             pairs = top_rows(matrix, q, want, subset)
             owners = self._catalog.owners([row for row, _ in pairs])
-            entries = self._catalog.entries(owners.values())
+            entries = self.entries(list(owners.values()))
             best: dict[str, float] = {}
             for row, score in pairs:
                 rid = owners.get(row)
@@ -329,7 +338,27 @@ class Index:
 
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         assert self._catalog is not None
-        return self._catalog.entries(ids)
+        cache = self._entry_cache
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            if len(cache) > 200_000:
+                cache.clear()
+            cache.update(self._catalog.entries(missing))
+        return {i: cache[i] for i in ids if i in cache}
+
+    def _vector_matrix(self) -> Any:
+        """The live part of the vector file, mapped once per size of the file."""
+        assert self._catalog is not None
+        vectors = self._vectors_file()
+        rows = min(vectors.rows(), self._catalog.next_row())
+        try:
+            stat = vectors.path.stat()
+            key = (rows, stat.st_ino, stat.st_size)
+        except FileNotFoundError:
+            key = (rows, 0, 0)
+        if key != self._matrix_key:
+            self._matrix, self._matrix_key = vectors.matrix(rows), key
+        return self._matrix
 
     def stats(self) -> dict[str, Any]:
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())

@@ -98,20 +98,21 @@ def recall(index: Index, query: str, options: Options = DEFAULTS) -> Result:
     now = (options.now or datetime.now(UTC)).timestamp()
     k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
     s_rank = {rid: i + 1 for i, (rid, _) in enumerate(semantic)}
-    hits: list[Hit] = []
+    # Score every candidate, build a Hit for the few that are returned.
+    scored: list[tuple[float, str, float, float, float]] = []
     for rid, base in fused.items():
         entry = entries.get(rid)
         if entry is None:
             continue
         decay = _decay(entry, now, options)
         weight = min(max(entry.weight, 0.25), 4.0) ** options.weight_strength
-        hits.append(
-            _hit(
-                entry, base * decay * weight, k_rank.get(rid), s_rank.get(rid), base, decay, weight
-            )
-        )
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return Result(tuple(hits[: options.limit]), mode, tuple(notices))
+        scored.append((-(base * decay * weight), rid, base, decay, weight))
+    scored.sort()
+    hits = tuple(
+        _hit(entries[rid], -neg, k_rank.get(rid), s_rank.get(rid), base, decay, weight)
+        for neg, rid, base, decay, weight in scored[: options.limit]
+    )
+    return Result(hits, mode, tuple(notices))
 
 
 _IDENTIFIER = re.compile(

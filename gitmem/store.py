@@ -386,12 +386,7 @@ class Store:
             subject += f" from {source_name}"
         trailers = {"Gitmem-Count": str(count)}
         message = _message("import", "", subject, "", agent, trailers, raw_subject=True)
-        commit = self._commit(
-            {p: (None if r is None else dump(r).encode()) for p, r in plan.changes.items()},
-            message,
-            agent,
-            head,
-        )
+        commit = self._commit(plan.changes, message, agent, head)
         return WriteResult(commit, plan.records, "import", plan.redactions)
 
     def commit_pending(self, *, agent: str = "", message: str = "") -> WriteResult:

@@ -20,7 +20,7 @@ __all__ = ["ImportPlan", "plan_import", "plan_pending"]
 
 @dataclass(frozen=True)
 class ImportPlan:
-    changes: dict[str, Record | None]  # path -> new record (None: remove, when a type moved)
+    changes: dict[str, bytes | None]  # path -> file text (None: remove, when a type moved)
     records: tuple[Record, ...]
     redactions: tuple[str, ...]
 
@@ -74,7 +74,7 @@ def plan_import(
         raise error(_summary(problems), tuple(problems))
     head = store.head()
     current = store.catalog()
-    changes: dict[str, Record | None] = {}
+    changes: dict[str, bytes | None] = {}
     for record in guarded:
         old_path = current.get(record.id)
         text = dump(record).encode("utf-8")
@@ -82,7 +82,7 @@ def plan_import(
             continue
         if old_path is not None and old_path != record.path:
             changes[old_path] = None
-        changes[record.path] = record
+        changes[record.path] = text
     return ImportPlan(changes, tuple(guarded), tuple(redactions))
 
 

@@ -60,14 +60,14 @@ def test_half_done_write_is_finished_by_the_next_writer(
 ) -> None:
     store = Store.open(store_path)
 
-    def die(self: GitRepo, commit_id: str, paths: list[str]) -> None:
+    def die(self: GitRepo, files: object) -> None:
         raise KeyboardInterrupt  # as if killed after the branch moved
 
-    original = GitRepo.checkout_paths
-    monkeypatch.setattr(GitRepo, "checkout_paths", die)
+    original = GitRepo._sync_worktree
+    monkeypatch.setattr(GitRepo, "_sync_worktree", die)
     with pytest.raises(KeyboardInterrupt):
         store.record("fact", "landed in git only", title="Half done")
-    monkeypatch.setattr(GitRepo, "checkout_paths", original)
+    monkeypatch.setattr(GitRepo, "_sync_worktree", original)
     assert (store_path / ".git" / "gitmem-journal.json").exists()
     assert git(store_path, "status", "--porcelain") != ""
     Store.open(store_path).record("fact", "next", title="Next writer")

@@ -9,7 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import RecordInvalid
-from gitmem.record import Record, body_problems, dump, make_id, parse, record_path, slugify
+from gitmem.record import (
+    BASE_FIELDS,
+    Record,
+    body_problems,
+    dump,
+    make_id,
+    parse,
+    record_path,
+    slugify,
+)
 
 T0 = datetime(2026, 11, 30, 20, 1, 16, tzinfo=UTC)
 
@@ -148,27 +157,7 @@ _moment = st.datetimes(
     weight=st.floats(min_value=0, max_value=10, allow_nan=False),
     fields=st.dictionaries(
         st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
-            lambda k: (
-                k
-                not in (
-                    "id",
-                    "type",
-                    "title",
-                    "abstract",
-                    "tags",
-                    "agent",
-                    "scope",
-                    "source",
-                    "created",
-                    "updated",
-                    "weight",
-                    "links",
-                    "supersedes",
-                    "superseded_by",
-                    "status",
-                    "body",
-                )
-            )
+            lambda k: k not in (*BASE_FIELDS, "body")
         ),
         st.one_of(_line, st.lists(_line, max_size=3).map(tuple)),
         max_size=3,
@@ -258,3 +247,33 @@ def test_body_key_in_frontmatter_and_bom() -> None:
         parse("---\nid: a\ntype: fact\ntitle: t\ncreated: 2026-01-01\nbody: x\n---\ny")
     assert parse("\ufeff" + dump(sample())) == sample()
     assert slugify("Straße") == "strasse"
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_line, items=st.lists(_line.filter(lambda s: s.strip() != ""), max_size=3))
+def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
+    """Frontmatter as dump writes it reads the same with the fast reader and with PyYAML."""
+    from gitmem.record import _fast_load, _load_yaml, split
+
+    record = sample(title=value.strip() or "t", fields={"note": value, "many": tuple(items)})
+    front, _ = split(dump(record))
+    fast = _fast_load(front)
+    assert fast is not None
+    assert fast == _load_yaml(front)
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "id: a # a comment\n",
+        "tags:\n- a\n- b\n",
+        "title: 'single quoted'\n",
+        'title: "bad \\q escape"\n',
+        "weight: 2\n",
+        "tags: [a, 'b']\n",
+    ],
+)
+def test_fast_reader_leaves_other_yaml_to_pyyaml(front: str) -> None:
+    from gitmem.record import _fast_load
+
+    assert _fast_load(front) is None
