@@ -10,6 +10,7 @@ The defaults are the ones the evaluation in benchmarks/retrieval chose (docs/ben
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ Mode = Literal["hybrid", "keyword", "semantic"]
 Fusion = Literal["rrf", "linear"]
 Scaling = Literal["minmax", "max", "ceiling"]
 RRF_K = 60
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-semantic")
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,17 @@ def recall(index: Index, query: str, options: Options = DEFAULTS) -> Result:
     notices.extend(index.notices)
     index.notices.clear()
     depth = max(options.depth, options.limit)
+    # The two halves run at once: numpy's product and tantivy's search both leave the GIL, and
+    # the machine has a core for each.
+    pending = (
+        _POOL.submit(index.semantic, query, depth, options.filter) if mode != "keyword" else None
+    )
     keyword = index.keyword(query, depth, options.filter) if mode != "semantic" else []
     if keyword and options.fusion == "linear" and options.scaling == "ceiling":
         ceiling = index.keyword_ceiling(query)
         if ceiling > 0:
             keyword = [(rid, min(score / ceiling, 1.0)) for rid, score in keyword]
-    semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
+    semantic = (pending.result() or []) if pending is not None else []
     fused = _fuse(query, keyword, semantic, mode, options)
     entries = index.entries(list(fused))
     now = (options.now or datetime.now(UTC)).timestamp()
