@@ -10,8 +10,8 @@ The defaults are the ones the evaluation in benchmarks/retrieval chose (docs/ben
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
