@@ -340,11 +340,12 @@ class Index:
         assert self._catalog is not None
         cache = self._entry_cache
         missing = [i for i in ids if i not in cache]
-        if missing:
-            if len(cache) > 200_000:
-                cache.clear()
-            cache.update(self._catalog.entries(missing))
-        return {i: cache[i] for i in ids if i in cache}
+        found = self._catalog.entries(missing) if missing else {}
+        if len(cache) > 200_000:
+            cache.clear()
+        cache.update(found)
+        # Read with get: the other half of a recall may clear the cache from its thread.
+        return {i: e for i in ids if (e := found.get(i) or cache.get(i)) is not None}
 
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file."""
