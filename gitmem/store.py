@@ -470,9 +470,17 @@ class Store:
             if not guard.scan(dump(redacted)):
                 return redacted, kinds
             findings = guard.scan(dump(redacted))
-        lines = tuple(guard.describe(f, f"{record.path}: ") for f in findings)
+        # One line per secret: the abstract may repeat the body's first line, secret included.
+        same: dict[tuple[str, str], list[guard.Finding]] = {}
+        for finding in findings:
+            same.setdefault((finding.kind, finding.preview), []).append(finding)
+        lines = tuple(
+            guard.describe(group[0], f"{record.path}: ")
+            + (f" (again on line {', '.join(str(f.line) for f in group[1:])})" if group[1:] else "")
+            for group in same.values()
+        )
         raise SecretFound(
-            f"{len(findings)} possible secret{'s' if len(findings) > 1 else ''} in "
+            f"{len(lines)} possible secret{'s' if len(lines) > 1 else ''} in "
             f'"{record.title}", refused before anything reached git (history keeps secrets '
             "forever): " + "; ".join(lines),
             lines,
