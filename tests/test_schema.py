@@ -99,8 +99,10 @@ def test_own_fields_are_optional_except_reference_url(
     assert check_record(make(type_), shipped) == []
 
 
-def test_extra_fields_are_allowed_by_the_template(shipped: dict[str, Schema]) -> None:
-    assert check_record(make("fact", source_ticket="OPS-12"), shipped) == []
+def test_the_template_refuses_fields_it_does_not_list(shipped: dict[str, Schema]) -> None:
+    [problem] = check_record(make("fact", source_ticket="OPS-12"), shipped)
+    assert problem.startswith("source_ticket: not a field of fact records")
+    assert "schemas/fact.toml" in problem
 
 
 # --- problems -------------------------------------------------------------------------------

@@ -244,3 +244,18 @@ def test_default_agent_is_git_user_name(store: Store) -> None:
     r = store.record("fact", "x", title="Who").record
     assert r.agent == "Test User"
     assert "Gitmem-Agent: Test User" in git(store.root, "log", "-1", "--format=%B")
+
+
+def test_unknown_field_is_refused_and_schema_extension_allows_it(store: Store) -> None:
+    before = snapshot(store.root)
+    with pytest.raises(RecordInvalid, match="favourite_colour"):
+        store.record("fact", "x", title="T", fields={"favourite_colour": "blue"})
+    assert snapshot(store.root) == before
+    schema_file = store.root / "schemas" / "fact.toml"
+    schema_file.write_text(
+        schema_file.read_text() + '\n[fields.favourite_colour]\nkind = "text"\n'
+        'description = "A colour."\n'
+    )
+    git(store.root, "commit", "-qam", "extend the fact schema")
+    extended = Store.open(store.root)
+    assert extended.record("fact", "x", title="T", fields={"favourite_colour": "blue"}).commit
