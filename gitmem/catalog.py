@@ -223,8 +223,9 @@ class Catalog:
     def all_rows(self) -> list[tuple[int, str]]:
         return [(int(r), str(i)) for r, i in self._db.execute("SELECT row, id FROM chunks")]
 
-    def renumber(self, mapping: dict[int, int]) -> None:
-        """After compaction: move rows to their new numbers, in one transaction."""
+    def renumber(self, mapping: dict[int, int], meta: dict[str, str]) -> None:
+        """After compaction: move rows to their new numbers and name the new vector file,
+        in one transaction."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -233,6 +234,7 @@ class Catalog:
                 "UPDATE chunks SET row = ? WHERE row = ?",
                 [(new, -old - 1) for old, new in mapping.items()],
             )
+            self.set_meta(meta)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -21,6 +21,7 @@ import fcntl
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,8 +81,9 @@ class Index:
         # long-lived process (an MCP server, a batch) asks for the same records again and again,
         # and mapping the vector file anew for each query costs a page fault per 4 KiB.
         self._entry_cache: dict[str, Entry] = {}
+        self._loaded_generation = -1
         self._matrix: Any = None
-        self._matrix_key: tuple[int, int, int] | None = None
+        self._matrix_key: tuple[int, ...] | None = None
 
     @property
     def model_name(self) -> str:
@@ -104,12 +106,13 @@ class Index:
                 self._rebuild(progress)
             elif self._stamp() != head:
                 self._update(progress)
-        self._refresh_readers(self.store.head())
+            # What the caches now mirror is the index's stamp, not whatever HEAD is by now.
+            self._refresh_readers(self._stamp())
 
     def rebuild(self, progress: Progress | None = None) -> None:
         with self._locked():
             self._rebuild(progress)
-        self._refresh_readers(self.store.head())
+        self._refresh_readers(self._stamp())
 
     def _stamp(self) -> str | None:
         assert self._catalog is not None
@@ -126,9 +129,10 @@ class Index:
         """Open the parts; return what is wrong with them, or None."""
         if self._catalog is not None and self._text is not None:
             try:
-                if self._catalog.meta("model") == self.model_name:
+                swapped = self._generation() != self._loaded_generation
+                if not swapped and self._catalog.meta("model") == self.model_name:
                     return None
-            except CatalogCorrupt:
+            except (CatalogCorrupt, OSError):
                 pass
             self._close()
         if not (self.root / "catalog.sqlite").exists():
@@ -146,7 +150,12 @@ class Index:
             catalog.close()
             return "was never finished"
         self._catalog, self._text = catalog, text
+        self._loaded_generation = self._generation()
         return None
+
+    def _generation(self) -> int:
+        """Which build of the index is in place: a rebuild swaps in a new directory."""
+        return (self.root / "catalog.sqlite").stat().st_ino
 
     def _close(self) -> None:
         if self._catalog is not None:
@@ -228,11 +237,19 @@ class Index:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
 
     def _parse(self, files: Sequence[tuple[str, str]]) -> Iterator[_Doc]:
+        """Records found at their own path. A file elsewhere (renamed or copied by hand) is
+        left out, so one id is one file and an update agrees with a rebuild."""
         for path, blob in files:
             try:
                 record = parse(self.store.repo.blob(blob).decode("utf-8"))
             except (UnicodeDecodeError, RecordInvalid):
                 self.notices.append(f"{path} is not a valid record; left out of search")
+                continue
+            if record.path != path:
+                self.notices.append(
+                    f"{path} holds {record.id}, whose place is {record.path}; left out of "
+                    'search — "gitmem validate" explains'
+                )
                 continue
             yield _Doc(record, path, blob)
 
@@ -264,21 +281,29 @@ class Index:
             progress(0, 0)
 
     def _vectors_file(self, root: Path | None = None) -> Any:
+        """The vector file the catalog names (compaction writes a new one and switches the
+        name in the same transaction as the new row numbers)."""
         if self.model is None:
             return None
         from gitmem.vectors import VectorFile
 
-        return VectorFile((root or self.root) / "vectors.f32", self.model.get().info.dim)
+        name = "vectors.f32"
+        if root is None and self._catalog is not None:
+            name = self._catalog.meta("vectors") or name
+        return VectorFile((root or self.root) / name, self.model.get().info.dim)
 
     def _compact(self) -> None:
         """Rewrite the vector file without dead rows (after many edits)."""
         assert self._catalog is not None
-        vectors = self._vectors_file()
+        old = self._vectors_file()
         live = sorted(self._catalog.all_rows())
-        matrix = vectors.matrix(vectors.rows())
+        matrix = old.matrix(old.rows())
         keep = [row for row, _ in live]
-        vectors.replace(matrix[keep] if keep else matrix[:0])
-        self._catalog.renumber({old: new for new, old in enumerate(keep)})
+        name = f"vectors-{uuid.uuid4().hex[:12]}.f32"
+        fresh = type(old)(self.root / name, old.dim)
+        fresh.replace(matrix[keep] if keep else matrix[:0])
+        self._catalog.renumber({o: n for n, o in enumerate(keep)}, {"vectors": name})
+        old.path.unlink(missing_ok=True)
 
     # --- searching ---------------------------------------------------------------------------
 
@@ -328,7 +353,8 @@ class Index:
             best: dict[str, float] = {}
             for row, score in pairs:
                 rid = owners.get(row)
-                if rid is None or not _admits(flt, entries[rid]):
+                entry = None if rid is None else entries.get(rid)
+                if rid is None or entry is None or not _admits(flt, entry):
                     continue
                 best.setdefault(rid, score)
             if len(best) >= n or len(pairs) < want:
@@ -354,7 +380,7 @@ class Index:
         rows = min(vectors.rows(), self._catalog.next_row())
         try:
             stat = vectors.path.stat()
-            key = (rows, stat.st_ino, stat.st_size)
+            key: tuple[int, ...] = (rows, stat.st_ino, stat.st_size)
         except FileNotFoundError:
             key = (rows, 0, 0)
         if key != self._matrix_key:

@@ -109,11 +109,17 @@ def _read_journal(path: Path) -> Journal | None:
     )
 
 
-def _clear_stale_git_locks(git_dir: Path, since: float) -> None:
-    """Remove git lock files created by the dead writer (no younger than its journal).
+# A gitmem write holds git's lock files for well under a second; this much slack covers a
+# slow disk. A lock file made later than that belongs to a live git command.
+_WRITE_SPAN = 10.0
 
-    Older lock files belong to someone else (a person's `git commit` in an editor), and are
-    left alone; the write then fails with git's own message.
+
+def _clear_stale_git_locks(git_dir: Path, since: float) -> None:
+    """Remove git lock files the dead writer made: those created while its write ran.
+
+    Older lock files, and newer ones, belong to someone else (a person's `git commit` in an
+    editor, a git command running now) and are left alone; the write then fails with a
+    message saying git is busy.
     """
     candidates = [git_dir / "index.lock", git_dir / "HEAD.lock"]
     refs = git_dir / "refs"
@@ -121,7 +127,7 @@ def _clear_stale_git_locks(git_dir: Path, since: float) -> None:
         candidates.extend(refs.rglob("*.lock"))
     for lock in candidates:
         try:
-            if lock.stat().st_mtime >= since - 1.0:
+            if since - 1.0 <= lock.stat().st_mtime <= since + _WRITE_SPAN:
                 lock.unlink()
         except FileNotFoundError:
             continue

@@ -8,13 +8,15 @@ anything is written.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 from gitmem import schema
 from gitmem.config import Config, load_config, template_root
@@ -73,6 +75,23 @@ class Version:
     changed: tuple[str, ...]  # fields that differ from the previous version
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _exclusively(
+    method: Callable[Concatenate[Store, _P], _R],
+) -> Callable[Concatenate[Store, _P], _R]:
+    """Run a write method under the store's write lock, from reading to committing."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._exclusive():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
@@ -87,6 +106,7 @@ class Store:
         self.schemas = schema.load_schemas(self.root / "schemas")
         self._catalog: dict[str, str] | None = None  # id -> path at _catalog_head
         self._catalog_head: str | None = None
+        self._begin: Callable[[str | None, list[str]], None] | None = None  # lock held
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -224,6 +244,7 @@ class Store:
 
     # --- writing -----------------------------------------------------------------------------
 
+    @_exclusively
     def record(
         self,
         type_: str,
@@ -255,6 +276,7 @@ class Store:
             redactions=redactions,
         )
 
+    @_exclusively
     def supersede(
         self,
         old_id: str,
@@ -309,6 +331,7 @@ class Store:
             redactions=redactions,
         )
 
+    @_exclusively
     def forget(self, id_or_prefix: str, *, reason: str, agent: str = "") -> WriteResult:
         """Remove a record from the current tree; history keeps it."""
         if not reason.strip():
@@ -316,6 +339,7 @@ class Store:
         old = self.get(id_or_prefix)
         return self._write({old.path: None}, "forget", old, agent, detail=reason.strip())
 
+    @_exclusively
     def amend(
         self,
         id_or_prefix: str,
@@ -337,6 +361,7 @@ class Store:
         self.check(new, previous=old)
         return self._write({new.path: new}, "amend", new, agent, redactions=redactions)
 
+    @_exclusively
     def replace_text(
         self,
         id_or_prefix: str,
@@ -365,6 +390,7 @@ class Store:
             changes[old.path] = None
         return self._write(changes, "edit", new, agent, redactions=redactions)
 
+    @_exclusively
     def import_records(
         self,
         items: Iterable[Mapping[str, Any]],
@@ -389,6 +415,7 @@ class Store:
         commit = self._commit(plan.changes, message, agent, head)
         return WriteResult(commit, plan.records, "import", plan.redactions)
 
+    @_exclusively
     def commit_pending(self, *, agent: str = "", message: str = "") -> WriteResult:
         """Validate and commit a person's edits to record files (`gitmem commit`)."""
         from gitmem.transfer import plan_pending
@@ -405,7 +432,7 @@ class Store:
         if len(ids) == 1:
             trailers = {"Gitmem-Record": ids[0]}
         text = _message("edit", "", subject, "", agent, trailers, raw_subject=True)
-        commit = self._commit(files, text, agent, self.repo.head())
+        commit = self._commit(files, text, agent, self.repo.head(), check_dirty=False)
         return WriteResult(commit, records, "edit")
 
     # --- write machinery ---------------------------------------------------------------------
@@ -518,12 +545,6 @@ class Store:
         extra_trailers: Mapping[str, str] | None = None,
         redactions: tuple[str, ...] = (),
     ) -> WriteResult:
-        for path in changes:
-            if self.repo.is_dirty(path):
-                raise GitmemError(
-                    f"{path} has uncommitted edits; commit them first with "
-                    '"gitmem commit" (or discard them with git restore)'
-                )
         agent = agent.strip() or self.default_agent()
         trailers = {"Gitmem-Record": subject_record.id, **(extra_trailers or {})}
         message = _message(
@@ -534,20 +555,49 @@ class Store:
         written = tuple(r for r in changes.values() if r is not None) or (subject_record,)
         return WriteResult(commit, written, operation, redactions)
 
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the store's write lock (re-entrant within this object). Each write reads the
+        record it changes and commits inside one hold, so concurrent writers cannot lose each
+        other's changes."""
+        if self._begin is not None:
+            yield
+            return
+        with write_lock(self.repo.git_dir, LOCK_TIMEOUT, self._recover) as begin:
+            self._begin = begin
+            try:
+                yield
+            finally:
+                self._begin = None
+
     def _commit(
-        self, files: Mapping[str, bytes | None], message: str, agent: str, expected: str | None
+        self,
+        files: Mapping[str, bytes | None],
+        message: str,
+        agent: str,
+        expected: str | None,
+        *,
+        check_dirty: bool = True,
     ) -> str:
         index_lock = self.repo.git_dir / "index.lock"
-        with write_lock(self.repo.git_dir, LOCK_TIMEOUT, self._recover) as begin:
+        with self._exclusive():
+            assert self._begin is not None
             if index_lock.exists():
                 raise GitmemError(
                     f"git is busy in this store ({index_lock} exists); if no git command is "
                     "running there, remove that file and try again"
                 )
+            if check_dirty:
+                for path in files:
+                    if self.repo.is_dirty(path):
+                        raise GitmemError(
+                            f"{path} has uncommitted edits; commit them first with "
+                            '"gitmem commit" (or discard them with git restore)'
+                        )
             head = self.repo.head()
             if expected is not None and head != expected:
                 raise GitmemError("the store changed while preparing this write; run it again")
-            begin(head, list(files))
+            self._begin(head, list(files))
             who = _author(agent, self.repo.config_identity())
             new = self.repo.commit_files(
                 files, message, who, self.repo.config_identity() or who, head

@@ -90,3 +90,35 @@ def test_someone_elses_git_lock_is_respected(store_path: Path) -> None:
     with pytest.raises(Exception, match="git is busy"):
         Store.open(store_path).record("fact", "x", title="Blocked")
     assert (store_path / ".git" / "index.lock").exists()
+
+
+AMENDER = """
+import sys
+from pathlib import Path
+from gitmem.store import Store
+store = Store.open(Path(sys.argv[1]))
+for i in range(int(sys.argv[4])):
+    store.amend(sys.argv[2], {sys.argv[3]: f"{sys.argv[3]} {i}"})
+"""
+
+
+def test_concurrent_amends_of_one_record_lose_nothing(store_path: Path) -> None:
+    rid = Store.open(store_path).record("fact", "x", title="Contended").record.id
+    procs = [
+        subprocess.Popen([sys.executable, "-c", AMENDER, str(store_path), rid, key, "25"])
+        for key in ("abstract", "source")
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    final = Store.open(store_path).get(rid)
+    assert (final.abstract, final.source) == ("abstract 24", "source 24")
+    assert len(Store.open(store_path).history(rid)) == 51
+    assert_clean(store_path)
+
+
+def test_an_old_journal_does_not_clear_a_live_git_lock(store_path: Path) -> None:
+    journal = store_path / ".git" / "gitmem-journal.json"
+    journal.write_text(f'{{"parent": null, "paths": [], "started": {time.time() - 3600}}}')
+    (store_path / ".git" / "index.lock").write_text("")
+    with pytest.raises(Exception, match="git is busy"):
+        Store.open(store_path).record("fact", "x", title="Blocked")
+    assert (store_path / ".git" / "index.lock").exists()

@@ -229,3 +229,45 @@ def test_cli_recall_json_explain_and_batch(gm, store_path: Path, tmp_path: Path)
     assert gm("rebuild").code == 0
     status = json.loads(gm("status", "--json").out)
     assert status["index"]["state"] == "current"
+
+
+def test_a_record_file_moved_by_hand_is_left_out_alike(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    answers(searchable)
+    rid = searchable.recall("PAY-1423", limit=1).hits[0].id
+    path = searchable.catalog()[rid]
+    git(searchable.root, "mv", path, "records/renamed.md")
+    git(searchable.root, "commit", "-qm", "move by hand")
+    result = searchable.recall("PAY-1423", mode="keyword")
+    assert rid not in [h.id for h in result.hits]
+    assert any("left out of search" in n for n in result.notices)
+    incremental = answers(searchable)
+    shutil.rmtree(searchable.cache_dir)
+    assert answers(reopened(searchable.root, tiny_model_dir)) == incremental
+
+
+def test_a_long_lived_reader_follows_a_rebuild_by_another_process(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    first = answers(searchable)
+    other = reopened(searchable.root, tiny_model_dir)
+    other.rebuild()
+    other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+    assert searchable.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+    assert answers(searchable) != first
+
+
+def test_compaction_keeps_answers_equal_to_a_rebuild(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    answers(searchable)
+    rid = searchable.recall("PAY-1423", limit=1).hits[0].id
+    for i in range(90):  # many edits leave dead vector rows until compaction
+        searchable.amend(rid, {"abstract": f"revision {i}"})
+        searchable.recall("friday")
+    vectors = list((searchable.cache_dir / "index").glob("vectors*.f32"))
+    assert len(vectors) == 1 and vectors[0].name != "vectors.f32"  # compacted at least once
+    compacted = answers(searchable)
+    shutil.rmtree(searchable.cache_dir)
+    assert answers(reopened(searchable.root, tiny_model_dir)) == compacted

@@ -259,3 +259,13 @@ def test_unknown_field_is_refused_and_schema_extension_allows_it(store: Store) -
     git(store.root, "commit", "-qam", "extend the fact schema")
     extended = Store.open(store.root)
     assert extended.record("fact", "x", title="T", fields={"favourite_colour": "blue"}).commit
+
+
+def test_import_refuses_to_overwrite_uncommitted_edits(store: Store) -> None:
+    r = store.record("fact", "original\n", title="T").record
+    path = store.root / r.path
+    path.write_text(path.read_text() + "hand edit\n")
+    item = {**r.to_dict(), "body": "imported\n"}
+    with pytest.raises(GitmemError, match="uncommitted"):
+        store.import_records([item])
+    assert path.read_text().endswith("hand edit\n")
