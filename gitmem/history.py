@@ -43,10 +43,23 @@ def record_history(store: Store, prefix: str) -> list[Version]:
 
     _, path = find_path(store, prefix)
     repo = store.repo
+    # An edit may change a record's type, and so its directory; its month (from `created`)
+    # and file name never change. Look for it under every type's directory.
+    _, _, month, name = path.split("/")
+    types = sorted({*store.schemas, path.split("/")[1]})
+    places = [f"records/{t}/{month}/{name}" for t in types]
+
+    def version_at(commit_id: str) -> str | None:
+        for place in places:
+            blob = repo.entry_id(commit_id, place)
+            if blob is not None:
+                return blob
+        return None
+
     hits: list[tuple[Commit, str | None]] = []
     for commit in repo.walk(store.head()):
-        current = repo.entry_id(commit.id, path)
-        before = [repo.entry_id(p, path) for p in commit.parents] or [None]
+        current = version_at(commit.id)
+        before = [version_at(p) for p in commit.parents] or [None]
         if all(current != b for b in before):
             hits.append((commit, current))
     versions: list[Version] = []

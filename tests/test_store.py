@@ -269,3 +269,12 @@ def test_import_refuses_to_overwrite_uncommitted_edits(store: Store) -> None:
     with pytest.raises(GitmemError, match="uncommitted"):
         store.import_records([item])
     assert path.read_text().endswith("hand edit\n")
+
+
+def test_history_follows_a_record_whose_type_changed(store: Store) -> None:
+    r = store.record("fact", "x\n", title="T").record
+    store.amend(r.id, {"title": "T2"})
+    text = (store.root / r.path).read_text().replace("type: fact", "type: lesson")
+    store.replace_text(r.id, text)
+    assert store.get(r.id).type == "lesson"
+    assert [v.operation for v in store.history(r.id)] == ["record", "amend", "edit"]
