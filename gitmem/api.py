@@ -58,8 +58,7 @@ class Store(CoreStore):
                 return None
             from gitmem.index import ModelRef
 
-            found = path
-            self._model = ModelRef(f"{spec}@{embedding.fingerprint(found)}", lambda: _load(found))
+            self._model = ModelRef.from_folder(spec, path)
         return self._model
 
     @property
@@ -74,21 +73,23 @@ class Store(CoreStore):
 
     def index(self, *, progress: Progress | None = None) -> Index:
         """The search index, caught up with HEAD."""
+        index = self._opened_index()
+        index.ensure_current(progress)
+        return index
+
+    def _opened_index(self) -> Index:
+        """The index object, as it is (recall and rebuild do their own catching up)."""
         from gitmem.index import Index
 
         if self._index is None:
             self._index = Index(self, self.model())
-        self._index.ensure_current(progress)
         return self._index
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         """Build the index again from HEAD (not caught up first: that would build it twice)."""
-        from gitmem.index import Index
-
-        if self._index is None:
-            self._index = Index(self, self.model())
-        self._index.rebuild(progress)
-        return self._index.stats()
+        index = self._opened_index()
+        index.rebuild(progress)
+        return index.stats()
 
     def recall(
         self,
@@ -111,11 +112,4 @@ class Store(CoreStore):
             filter=filter or base.filter,
             now=now or base.now,
         )
-        return recall(self.index(), query, chosen)
-
-
-def _load(path: Path) -> embedding.Embedder:
-    model = embedding.load(str(path), offline=True)
-    if model is None:
-        raise embedding.ModelUnavailable(f"no embedding model at {path}")
-    return model
+        return recall(self._opened_index(), query, chosen)

@@ -97,6 +97,19 @@ class Filter:
             args.extend(sorted(self.exclude))
         return (" AND ".join(clauses) or "1"), args
 
+    def admits(self, entry: Entry) -> bool:
+        """The same test as `sql`, on an entry already fetched."""
+        return not (
+            entry.id in self.exclude
+            or (not self.include_superseded and entry.status == "superseded")
+            or (self.types and entry.type not in self.types)
+            or (self.tags and not set(self.tags) <= set(entry.tags))
+            or (self.agent and entry.agent != self.agent)
+            or (self.scope and entry.scope != self.scope)
+            or (self.since is not None and entry.created < self.since)
+            or (self.until is not None and entry.created > self.until)
+        )
+
     @property
     def narrow(self) -> bool:
         """Whether it can exclude more than superseded records."""
@@ -184,9 +197,6 @@ class Catalog:
 
     def live_rows(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
-
-    def blobs(self) -> dict[str, str]:
-        return {i: b for i, b in self._db.execute("SELECT id, blob FROM records")}
 
     def entries(self, ids: Iterable[str]) -> dict[str, Entry]:
         wanted = list(dict.fromkeys(ids))

@@ -162,15 +162,7 @@ def model_ref(spec: str) -> ModelRef:
     path = embedding.locate(spec)
     if path is None:
         raise UsageError(f"no embedding model at {spec}")
-    found = path
-    return ModelRef(f"{spec}@{embedding.fingerprint(found)}", lambda: _must_load(found))
-
-
-def _must_load(path: Path) -> embedding.Embedder:
-    loaded = embedding.load(str(path))
-    if loaded is None:
-        raise UsageError(f"no embedding model at {path}")
-    return loaded
+    return ModelRef.from_folder(spec, path)
 
 
 def evaluate(

@@ -121,9 +121,6 @@ class GitRepo:
             return None
         return None if name is None or email is None else Identity(str(name), str(email))
 
-    def set_config(self, key: str, value: str) -> None:
-        self._repo.config[key] = value
-
     # --- reading -----------------------------------------------------------------------------
 
     def head(self) -> str | None:
@@ -358,15 +355,6 @@ class GitRepo:
             else:
                 _atomic_write(target, data)
                 index.add(path)
-        index.write()
-
-    def reset_index_to_head(self) -> None:
-        """Rebuild the git index from HEAD (used when recovering from a killed writer)."""
-        head = self.head()
-        if head is None:
-            return
-        index = self._repo.index
-        index.read_tree(self._repo[head].peel(pygit2.Tree))
         index.write()
 
 

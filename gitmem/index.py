@@ -58,6 +58,19 @@ class ModelRef:
             self._model = self._load()
         return self._model
 
+    @classmethod
+    def from_folder(cls, spec: str, folder: Path) -> ModelRef:
+        """The model in a local folder, named by the spec that found it and its fingerprint."""
+        from gitmem import embedding
+
+        def load() -> Embedder:
+            model = embedding.load(str(folder), offline=True)
+            if model is None:
+                raise embedding.ModelUnavailable(f"no embedding model at {folder}")
+            return model
+
+        return cls(f"{spec}@{embedding.fingerprint(folder)}", load)
+
 
 @dataclass(frozen=True)
 class _Doc:
@@ -324,7 +337,7 @@ class Index:
             out = [
                 (h.id, h.score)
                 for h in hits
-                if h.id in entries and entries[h.id].blob == h.blob and _admits(flt, entries[h.id])
+                if h.id in entries and entries[h.id].blob == h.blob and flt.admits(entries[h.id])
             ]
             if len(out) >= n or len(hits) < want:
                 return out[:n]
@@ -354,7 +367,7 @@ class Index:
             for row, score in pairs:
                 rid = owners.get(row)
                 entry = None if rid is None else entries.get(rid)
-                if rid is None or entry is None or not _admits(flt, entry):
+                if rid is None or entry is None or not flt.admits(entry):
                     continue
                 best.setdefault(rid, score)
             if len(best) >= n or len(pairs) < want:
@@ -401,24 +414,6 @@ class Index:
 
 def _is_record(path: str) -> bool:
     return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
-
-
-def _admits(flt: Filter, entry: Entry) -> bool:
-    if entry.id in flt.exclude:
-        return False
-    if not flt.include_superseded and entry.status == "superseded":
-        return False
-    if flt.types and entry.type not in flt.types:
-        return False
-    if flt.tags and not set(flt.tags) <= set(entry.tags):
-        return False
-    if flt.agent and entry.agent != flt.agent:
-        return False
-    if flt.scope and entry.scope != flt.scope:
-        return False
-    if flt.since is not None and entry.created < flt.since:
-        return False
-    return not (flt.until is not None and entry.created > flt.until)
 
 
 def _text_doc(doc: _Doc) -> TextDoc:

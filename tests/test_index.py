@@ -38,12 +38,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def tiny(path: Path) -> ModelRef:
-    def load() -> embedding.Embedder:
-        model = embedding.load(str(path))
-        assert model is not None
-        return model
-
-    return ModelRef(f"tiny@{embedding.fingerprint(path)}", load)
+    return ModelRef.from_folder("tiny", path)
 
 
 def fill(store: Store) -> list[str]:
@@ -188,12 +183,10 @@ def test_two_processes_updating_at_once_both_succeed(
         "import sys, json\n"
         "from pathlib import Path\n"
         "from gitmem.api import Store\n"
-        "from gitmem import embedding\n"
         "from gitmem.index import ModelRef\n"
         "p = Path(sys.argv[2])\n"
         "s = Store.open(Path(sys.argv[1]))\n"
-        "ref = ModelRef('tiny@' + embedding.fingerprint(p), lambda: embedding.load(str(p)))\n"
-        "s.use_model(ref)\n"
+        "s.use_model(ModelRef.from_folder('tiny', p))\n"
         "print(json.dumps([h.id for h in s.recall('queue fact', limit=30).hits]))\n"
     )
     procs = [
@@ -271,3 +264,17 @@ def test_compaction_keeps_answers_equal_to_a_rebuild(
     compacted = answers(searchable)
     shutil.rmtree(searchable.cache_dir)
     assert answers(reopened(searchable.root, tiny_model_dir)) == compacted
+
+
+def test_a_model_named_in_config_is_used(store_path: Path, tiny_model_dir: Path) -> None:
+    config = store_path / "config.toml"
+    config.write_text(
+        config.read_text().replace('"minishlab/potion-base-8M"', f'"{tiny_model_dir}"')
+    )
+    git(store_path, "commit", "-qam", "use the tiny model")
+    store = Store.open(store_path)
+    fill(store)
+    assert store.model_problem is None
+    result = store.recall("retry webhook deliveries")
+    assert result.mode == "hybrid" and not result.notices
+    assert result.hits[0].semantic_rank is not None
