@@ -112,7 +112,7 @@ def run(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
-def _open(store: str | None) -> Store:
+def open_store(store: str | None) -> Store:
     opened = Store.open(resolve_store_path(store, os.environ))
     cache = os.environ.get("HF_HUB_CACHE") or (
         os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else ""
@@ -237,7 +237,7 @@ def record(
     store: StoreOpt = None,
 ) -> None:
     """Remember something new: one record, one commit."""
-    opened = _open(store)
+    opened = open_store(store)
     policy = _policy(redact, allow_secret)
     if not title.strip():
         raise UsageError("a record needs a title: pass --title")
@@ -277,7 +277,7 @@ def supersede(
     store: StoreOpt = None,
 ) -> None:
     """Replace a record with a new one; the old one is kept, marked superseded."""
-    opened = _open(store)
+    opened = open_store(store)
     policy = _policy(redact, allow_secret)
     if not title.strip():
         raise UsageError("the new record needs a title: pass --title")
@@ -307,7 +307,7 @@ def forget(
     store: StoreOpt = None,
 ) -> None:
     """Remove a record from the current memory; git history keeps it."""
-    _report(_open(store).forget(record_id, reason=reason, agent=_agent(agent)), as_json)
+    _report(open_store(store).forget(record_id, reason=reason, agent=_agent(agent)), as_json)
 
 
 @app.command()
@@ -321,7 +321,7 @@ def amend(
     store: StoreOpt = None,
 ) -> None:
     """Change fields in place: --field title=..., --field tags=a,b, --field K= clears K."""
-    opened = _open(store)
+    opened = open_store(store)
     if not field:
         raise UsageError("nothing to amend: pass --field K=V (K= clears a field)")
     changes: dict[str, Any] = {}
@@ -343,7 +343,7 @@ def edit(
     store: StoreOpt = None,
 ) -> None:
     """Open a record in $EDITOR; validate and commit it when the editor closes."""
-    opened = _open(store)
+    opened = open_store(store)
     current = opened.get(record_id)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     original = render(current, "full")
@@ -378,7 +378,7 @@ def import_(
     store: StoreOpt = None,
 ) -> None:
     """Import records from JSONL: all validated first, then one commit."""
-    opened = _open(store)
+    opened = open_store(store)
     text = _stdin_text() if file == "-" else _read_text(Path(file))
     items = list(_jsonl(text, file))
     result = opened.import_records(
@@ -410,7 +410,7 @@ def commit(
     store: StoreOpt = None,
 ) -> None:
     """Validate and commit record files edited by hand."""
-    result = _open(store).commit_pending(agent=_agent(agent), message=message)
+    result = open_store(store).commit_pending(agent=_agent(agent), message=message)
     if result.commit is None and not as_json:
         display.say("nothing to commit: no record file was edited")
         return
@@ -432,7 +432,7 @@ def read(
     """Show a record: its abstract, an outline, or the whole file."""
     if level not in LEVELS:
         _usage_exit(f'--level must be one of {", ".join(LEVELS)}, not "{level}"')
-    found = _open(store).get(record_id)
+    found = open_store(store).get(record_id)
     if as_json:
         display.json_out({**found.to_dict(), "path": found.path})
         return
@@ -465,7 +465,7 @@ def list_(
     if sort not in ("created", "updated", "title", "type"):
         _usage_exit(f'--sort must be created, updated, title or type, not "{sort}"')
     filters = Filters(type_=type_, tags=tuple(_tags(tag)), agent=agent, scope=scope, status=status)
-    chosen = select(_open(store).records(), filters, sort=sort, reverse=reverse, limit=limit)
+    chosen = select(open_store(store).records(), filters, sort=sort, reverse=reverse, limit=limit)
     if as_json:
         display.json_out([_summary(r) for r in chosen])
         return
@@ -485,7 +485,7 @@ def history(
     store: StoreOpt = None,
 ) -> None:
     """Every version of a record: time, commit, operation, agent, what changed."""
-    versions = _open(store).history(record_id)
+    versions = open_store(store).history(record_id)
     if as_json:
         display.json_out(
             [
@@ -516,7 +516,7 @@ def export(
     if format_ != "jsonl":
         _usage_exit(f'--format must be jsonl, not "{format_}"')
     lines = (
-        json.dumps(item, ensure_ascii=False, sort_keys=False) for item in _open(store).export()
+        json.dumps(item, ensure_ascii=False, sort_keys=False) for item in open_store(store).export()
     )
     if output is None:
         for line in lines:
@@ -532,7 +532,7 @@ def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
     """The store: where it is, its HEAD, how many records, edits not yet committed."""
     from gitmem.status import store_status
 
-    report = store_status(_open(store))
+    report = store_status(open_store(store))
     if as_json:
         display.json_out(report)
         return
@@ -619,7 +619,7 @@ def recall(
     """Find memories: a short ranked list (open one with `gitmem read ID`)."""
     from gitmem.searching import recall_options, result_json
 
-    opened = _open(store)
+    opened = open_store(store)
     base = recall_options(
         dict(
             mode=mode,
@@ -685,7 +685,7 @@ def _notices(notices: Sequence[str], said: set[str]) -> None:
 @app.command()
 def rebuild(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Build the search index again from HEAD (it is a cache: this loses nothing)."""
-    opened = _open(store)
+    opened = open_store(store)
     if opened.model_problem:
         display.notice(f"building without semantic search: {opened.model_problem}")
     with display.progress("indexing records") as advance:
@@ -704,7 +704,7 @@ def doctor(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Check the store, the index and the model; say what is wrong and how to fix it."""
     from gitmem.status import diagnose
 
-    report = diagnose(_open(store))
+    report = diagnose(open_store(store))
     if as_json:
         display.json_out(report)
     else:
@@ -739,7 +739,7 @@ def model_fetch(
     """Download the embedding model once (the only command that uses the network)."""
     from gitmem import embedding
 
-    name = spec or _open(store).config.model
+    name = spec or open_store(store).config.model
     loaded = embedding.load(name, offline=False)
     if loaded is None:
         raise UsageError(f'"{name}" names no model')
@@ -762,3 +762,7 @@ def eval_(
     display.raw(format_report(report))
     if output is not None:
         output.write_text(json.dumps(report, indent=2) + "\n")
+
+
+# The commands of the other capabilities register themselves on `app` when imported.
+from gitmem import cli_agents, cli_sync, cli_time  # noqa: E402, F401

@@ -39,6 +39,27 @@ LAYERS: dict[str, int] = {
     "evaluate": 6,
     "display": 6,
     "cli": 7,
+    # Time travel (issue 4).
+    "timeline": 3,
+    "asof": 4,
+    "changes": 4,
+    "cli_time": 7,
+    # Sync (issue 5).
+    "gitcli": 1,
+    "merge": 2,
+    "publish": 2,
+    "sync": 5,
+    "cli_sync": 7,
+    # Agents (issue 6).
+    "project": 1,
+    "hostsetup": 1,
+    "fasthead": 1,
+    "context": 5,
+    "automemory": 5,
+    "session": 5,
+    "hooks": 6,
+    "mcp_server": 6,
+    "cli_agents": 7,
     "__main__": 8,
 }
 OWNERS = {
@@ -52,7 +73,7 @@ OWNERS = {
     # The one shared library: numpy arrays are the currency between the model (embedding) and
     # the vector store (vectors); see docs/architecture.md.
     "numpy": {"embedding", "vectors"},
-    "typer": {"cli"},
+    "typer": {"cli", "cli_time", "cli_sync", "cli_agents"},
     "rich": {"display"},
     "yaml": {"record"},
     "mcp": {"mcp_server"},
