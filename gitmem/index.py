@@ -22,7 +22,8 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,8 +239,7 @@ class Index:
             for path, blob in self.store.repo.files(head, RECORDS_DIR)
             if _is_record(path)
         ]
-        docs = list(self._parse(files))
-        self._write(catalog, text, docs, set(), head, progress, root=fresh)
+        self._write(catalog, text, self._parse(files), set(), head, progress, fresh, len(files))
         catalog.close()
         old = self.root.with_name(f"index.old-{os.getpid()}")
         if self.root.exists():
@@ -270,27 +270,37 @@ class Index:
         self,
         catalog: Catalog,
         text: TextIndex,
-        docs: Sequence[_Doc],
+        docs: Iterable[_Doc],
         removed: set[str],
         head: str | None,
         progress: Progress | None,
         root: Path | None = None,
+        total: int | None = None,
     ) -> None:
+        """Index `docs` (parsed as they are consumed) and drop `removed`. Embedding runs in a
+        second thread, batch by batch, while this one parses the next batch and prepares the
+        keyword documents: the tokenizer and numpy leave the GIL, parsing needs it."""
         vectors = self._vectors_file(root)
-        rows: dict[str, list[int]] = {}
-        for start in range(0, len(docs), _BATCH):
-            batch = docs[start : start + _BATCH]
-            if vectors is not None and self.model is not None:
-                rows.update(_embed(self.model.get(), vectors, batch))
-            if progress is not None:
-                progress(min(start + _BATCH, len(docs)), len(docs))
-        text.write([_text_doc(d) for d in docs], sorted(removed))
+        embedder = None if vectors is None or self.model is None else self.model.get()
+        written: list[_Doc] = []
+        embedded: list[Future[dict[str, list[int]]]] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-embed") as pool:
+            for batch in _batches(docs, _BATCH):
+                written.extend(batch)
+                if embedder is not None:
+                    embedded.append(pool.submit(_embed, embedder, vectors, batch))
+                if progress is not None:
+                    progress(len(written), max(total or 0, len(written)))
+            text.write([_text_doc(d) for d in written], sorted(removed))
+            rows: dict[str, list[int]] = {}
+            for future in embedded:
+                rows.update(future.result())
         catalog.apply(
             removed,
-            [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in docs],
+            [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in written],
             {"commit": head or "", "model": self.model_name},
         )
-        if progress is not None and not docs:
+        if progress is not None and not written:
             progress(0, 0)
 
     def _vectors_file(self, root: Path | None = None) -> Any:
@@ -410,6 +420,17 @@ class Index:
             "model": self.model_name or None,
             "bytes": size,
         }
+
+
+def _batches(docs: Iterable[_Doc], size: int) -> Iterator[list[_Doc]]:
+    batch: list[_Doc] = []
+    for doc in docs:
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _is_record(path: str) -> bool:

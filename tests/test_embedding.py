@@ -445,8 +445,12 @@ def test_fast_path_encodes_the_distilled_model_as_model2vec_does(
     _assert_fast_matches_model2vec(DISTILLED, monkeypatch)
 
 
-def test_encoding_does_not_depend_on_the_batch(tiny_dir: Path) -> None:
-    model = load(str(tiny_dir))
+@pytest.mark.parametrize("variant", [None, *_variants()])
+def test_encoding_does_not_depend_on_the_batch(
+    tiny_dir: Path, variants: Path, variant: str | None
+) -> None:
+    # Large batches pool from a float32 copy of the matrix, single texts the matrix itself.
+    model = load(str(tiny_dir if variant is None else variants / variant))
     assert model is not None
     texts = [TEXTS[i % len(TEXTS)] for i in range(600)]  # more than one batch of 256
     together = model.encode(texts)
