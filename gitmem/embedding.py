@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
 from gitmem import tinyvocab
 from gitmem.errors import GitmemError
+from gitmem.wordpiece import WordCache
 
 if TYPE_CHECKING:
     import numpy as np
@@ -321,6 +322,7 @@ class _FastEmbedder:
         else:
             self._tokenizer.enable_truncation(self._max_length)
         self._unk = _unk_id(self._tokenizer)
+        self._words = WordCache.for_tokenizer(self._tokenizer, self._max_length)
         self._median: int | None = None  # the median token length, found on first need
         self._wide: np.ndarray[Any, Any] | None = None  # float32 copy of a float16 matrix
 
@@ -342,8 +344,16 @@ class _FastEmbedder:
                 lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
                 self._median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) // 2
             texts = [text[: self._max_length * self._median] for text in texts]
-        encodings = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        return [[i for i in encoding.ids if i != self._unk] for encoding in encodings]
+        words = self._words
+        found = [None if words is None else words.ids(t) for t in texts]
+        rest = [i for i, ids in enumerate(found) if ids is None]
+        if rest:
+            encodings = self._tokenizer.encode_batch_fast(
+                [texts[i] for i in rest], add_special_tokens=False
+            )
+            for i, encoding in zip(rest, encodings, strict=True):
+                found[i] = encoding.ids
+        return [[i for i in ids or () if i != self._unk] for ids in found]
 
     def _wide_matrix(self) -> np.ndarray[Any, Any]:
         import numpy as np

@@ -809,3 +809,30 @@ def test_distill_a_tiny_transformer_offline(
     assert model is not None
     assert model.encode(["fix the bug"]).shape == (1, 16)
     assert no_network == []
+
+
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_word_cache_gives_the_tokenizers_own_ids_for_ascii(
+    both_tiny: tuple[Any, Any], text: str
+) -> None:
+    from gitmem.wordpiece import WordCache
+
+    tokenizer = both_tiny[0]._tokenizer
+    for max_length in (None, 7):
+        cache = WordCache.for_tokenizer(tokenizer, max_length)
+        assert cache is not None  # the tiny model's tokenizer is BERT-style
+        expected = tokenizer.encode(text + " aaaa" * 3, add_special_tokens=False).ids
+        if max_length is not None:
+            expected = expected[:max_length]
+        assert cache.ids(text + " aaaa" * 3) in (None, expected)
+
+
+def test_word_cache_leaves_other_text_to_the_tokenizer(both_tiny: tuple[Any, Any]) -> None:
+    from gitmem.wordpiece import WordCache
+
+    cache = WordCache.for_tokenizer(both_tiny[0]._tokenizer, None)
+    assert cache is not None
+    assert cache.ids("café au lait") is None  # accents: the normaliser's business
+    with_added = WordCache(both_tiny[0]._tokenizer.model, ("[UNK]",), None)
+    assert with_added.ids("see [UNK] here") is None  # added tokens are matched before splitting
+    assert cache.ids("fix the flaky test") is not None
