@@ -11,6 +11,7 @@ answers for the same call.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +21,14 @@ from gitmem import embedding
 from gitmem.store import Store as CoreStore
 
 if TYPE_CHECKING:
+    from gitmem.asof import TimeTravel
     from gitmem.catalog import Filter
+    from gitmem.changes import Changes
+    from gitmem.context import Block
     from gitmem.index import Index, ModelRef, Progress
     from gitmem.recall import Options, Result
+    from gitmem.record import Record
+    from gitmem.store import Version
 
 # The index, tantivy and SQLite load when a command first searches: `gitmem record` and the
 # other writes never pay for them.
@@ -36,6 +42,7 @@ class Store(CoreStore):
     _model: ModelRef | None
     _model_problem: str | None = None
     _index: Index | None = None
+    _travel: TimeTravel | None = None
     model_cache: Path | None = None  # where hub models are cached; None: ~/.cache/huggingface/hub
 
     def model(self) -> ModelRef | None:
@@ -70,6 +77,7 @@ class Store(CoreStore):
         """Use this model instead of the configured one (tests, benchmarks, evaluation)."""
         self._model, self._model_problem = model, None
         self._index = None
+        self._travel = None
 
     def index(self, *, progress: Progress | None = None) -> Index:
         """The search index, caught up with HEAD."""
@@ -100,8 +108,10 @@ class Store(CoreStore):
         filter: Filter | None = None,
         now: datetime | None = None,
         options: Options | None = None,
+        as_of: str | datetime | None = None,
     ) -> Result:
-        """Ranked hits for `query`: a short list; open the records with `get`."""
+        """Ranked hits for `query`: a short list; open the records with `get`. With `as_of`
+        (a datetime, a time as the CLI takes it, or a commit), the memory as it stood then."""
         from gitmem.recall import DEFAULTS, recall
 
         base = options or DEFAULTS
@@ -112,4 +122,54 @@ class Store(CoreStore):
             filter=filter or base.filter,
             now=now or base.now,
         )
+        if as_of is not None:
+            travel = self.time_travel()
+            return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))
         return recall(self._opened_index(), query, chosen)
+
+    # --- time travel (docs/time-travel.md) ---------------------------------------------------
+
+    def time_travel(self) -> TimeTravel:
+        """The store's reads of the past, over a cache caught up with HEAD on each use."""
+        from gitmem.asof import TimeTravel
+
+        if self._travel is None:
+            self._travel = TimeTravel(self, self.model())
+        return self._travel
+
+    def get(self, id_or_prefix: str, as_of: str | datetime | None = None) -> Record:
+        if as_of is None:
+            return super().get(id_or_prefix)
+        travel = self.time_travel()
+        return travel.get(id_or_prefix, travel.moment(as_of))
+
+    def records(self, as_of: str | datetime | None = None) -> Iterator[Record]:
+        """Every record at HEAD, or as it stood at `as_of` (superseded ones included)."""
+        if as_of is None:
+            return super().records()
+        travel = self.time_travel()
+        return iter(travel.records(travel.moment(as_of)))
+
+    def history(self, id_or_prefix: str, as_of: str | datetime | None = None) -> list[Version]:
+        versions = super().history(id_or_prefix)
+        if as_of is None:
+            return versions
+        travel = self.time_travel()
+        return travel.history(versions, travel.moment(as_of))
+
+    def diff(self, start: str | datetime, end: str | datetime | None = None) -> Changes:
+        """What changed between two moments or commits (`end` None: now)."""
+        from gitmem.changes import diff
+
+        return diff(self.time_travel(), start, end)
+
+    def context(
+        self, *, project: str = "", budget: int | None = None, now: datetime | None = None
+    ) -> Block:
+        """The block SessionStart injects for `project` ("": every project), within `budget`
+        bytes (default: the store's hooks.context_bytes, 8192 unless configured; docs/hooks.md)."""
+        from gitmem.context import build
+        from gitmem.fasthead import hook_settings
+
+        size = budget or hook_settings(self.root)[0].context_bytes
+        return build(self.root, project=project, budget=size, now=now, store=self)

@@ -15,7 +15,15 @@ from typing import Any, NamedTuple
 
 from gitmem.record import Record
 
-__all__ = ["SCHEMA_VERSION", "Catalog", "CatalogCorrupt", "Entry", "Filter"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Catalog",
+    "CatalogCorrupt",
+    "Entry",
+    "Filter",
+    "entry_from_row",
+    "entry_row",
+]
 
 SCHEMA_VERSION = "1"
 _SEP = "\x1f"
@@ -174,7 +182,7 @@ class Catalog:
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in gone])
             db.executemany(
                 "INSERT INTO records VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [_row(record, path, blob) for record, path, blob, _ in add],
+                [entry_row(record, path, blob) for record, path, blob, _ in add],
             )
             db.executemany(
                 "INSERT INTO chunks (row, id) VALUES (?, ?)",
@@ -205,7 +213,7 @@ class Catalog:
             part = wanted[start : start + 500]
             query = f"SELECT * FROM records WHERE id IN ({','.join('?' * len(part))})"
             for row in self._db.execute(query, part):
-                out[row[0]] = _entry(row)
+                out[row[0]] = entry_from_row(row)
         return out
 
     def matching(self, flt: Filter) -> list[str]:
@@ -251,7 +259,7 @@ class Catalog:
             raise
 
 
-def _row(record: Record, path: str, blob: str) -> tuple[object, ...]:
+def entry_row(record: Record, path: str, blob: str) -> tuple[object, ...]:
     return (
         record.id,
         path,
@@ -269,6 +277,6 @@ def _row(record: Record, path: str, blob: str) -> tuple[object, ...]:
     )
 
 
-def _entry(row: tuple[Any, ...]) -> Entry:
+def entry_from_row(row: tuple[Any, ...]) -> Entry:
     tags = row[6]
     return Entry._make((*row[:6], tuple(tags[1:-1].split(_SEP)) if tags else (), *row[7:]))

@@ -18,7 +18,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from gitmem import display
+from gitmem import answers, display
 from gitmem.api import Store
 from gitmem.config import resolve_store_path
 from gitmem.errors import (
@@ -81,6 +81,15 @@ BodyFileOpt = Annotated[
 ]
 WeightOpt = Annotated[float, typer.Option("--weight", help="Importance, 0 to 10.", min=0, max=10)]
 BodyArg = Annotated[str | None, typer.Argument(help="Body text, or - for stdin.")]
+AsOfOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        metavar="WHEN",
+        help="As the memory stood at WHEN: 2026-04-01 (its end), 2026-04-01T09:30+02:00, "
+        '"3 days ago", or a commit id / ref (docs/time-travel.md).',
+    ),
+]
 
 
 # --- process plumbing ---------------------------------------------------------------------
@@ -180,15 +189,7 @@ def _body(body: str | None, body_file: Path | None) -> str:
 
 def _report(result: WriteResult, as_json: bool) -> None:
     if as_json:
-        display.json_out(
-            {
-                "operation": result.operation,
-                "commit": result.commit,
-                "ids": [r.id for r in result.records],
-                "paths": [r.path for r in result.records],
-                "redacted": list(result.redactions),
-            }
-        )
+        display.json_out(answers.write_json(result))
         return
     display.write_result(result)
 
@@ -426,15 +427,16 @@ def read(
     level: Annotated[
         str, typer.Option("--level", "-l", help="abstract | outline | full.")
     ] = "full",
+    as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """Show a record: its abstract, an outline, or the whole file."""
     if level not in LEVELS:
         _usage_exit(f'--level must be one of {", ".join(LEVELS)}, not "{level}"')
-    found = open_store(store).get(record_id)
+    found = open_store(store).get(record_id, as_of=as_of)
     if as_json:
-        display.json_out({**found.to_dict(), "path": found.path})
+        display.json_out(answers.record_json(found))
         return
     chosen: Level = level
     display.raw(render(found, chosen))
@@ -454,6 +456,7 @@ def list_(
         bool, typer.Option("--reverse", help="Oldest first / A-Z reversed.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="0: no limit.")] = 0,
+    as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
@@ -465,7 +468,11 @@ def list_(
     if sort not in ("created", "updated", "title", "type"):
         _usage_exit(f'--sort must be created, updated, title or type, not "{sort}"')
     filters = Filters(type_=type_, tags=tuple(_tags(tag)), agent=agent, scope=scope, status=status)
-    chosen = select(open_store(store).records(), filters, sort=sort, reverse=reverse, limit=limit)
+    opened = open_store(store)
+    chosen = select(opened.records(as_of=as_of), filters, sort=sort, reverse=reverse, limit=limit)
+    if as_of is not None:
+        travel = opened.time_travel()
+        _notices(travel.notes(travel.moment(as_of)), set())
     if as_json:
         display.json_out([_summary(r) for r in chosen])
         return
@@ -481,25 +488,14 @@ def _summary(r: Record) -> dict[str, Any]:
 @app.command()
 def history(
     record_id: Annotated[str, typer.Argument(metavar="ID")],
+    as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """Every version of a record: time, commit, operation, agent, what changed."""
-    versions = open_store(store).history(record_id)
+    versions = open_store(store).history(record_id, as_of=as_of)
     if as_json:
-        display.json_out(
-            [
-                {
-                    "commit": v.commit,
-                    "time": v.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "operation": v.operation,
-                    "agent": v.agent,
-                    "changed": list(v.changed),
-                    "record": None if v.record is None else v.record.to_dict(),
-                }
-                for v in versions
-            ]
-        )
+        display.json_out(answers.history_json(versions))
         return
     display.history_table(versions)
 
@@ -537,6 +533,10 @@ def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
         display.json_out(report)
         return
     display.status(report)
+    from gitmem.cli_sync import sync_lines
+
+    for line in sync_lines(report["sync"]):
+        display.say(line)
 
 
 # --- checks -------------------------------------------------------------------------------
@@ -613,6 +613,7 @@ def recall(
     batch: Annotated[
         Path | None, typer.Option("--batch", help="JSONL of queries in; JSONL results out.")
     ] = None,
+    as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
@@ -643,14 +644,14 @@ def recall(
                 raise UsageError(f'{batch}: each line needs {{"query": "..."}}')
             options = recall_options({**_batch_defaults(base), **line}, os.environ)
             result = opened.recall(
-                line["query"], options=options, limit=options.limit, mode=options.mode
+                line["query"], options=options, limit=options.limit, mode=options.mode, as_of=as_of
             )
             _notices(result.notices, said)
             display.raw(json.dumps(result_json(line["query"], result), ensure_ascii=False) + "\n")
         return
     if query is None or not query.strip():
         raise UsageError("recall needs a query (or --batch FILE)")
-    result = opened.recall(query, options=base, limit=base.limit, mode=base.mode)
+    result = opened.recall(query, options=base, limit=base.limit, mode=base.mode, as_of=as_of)
     _notices(result.notices, set())
     if as_json:
         display.json_out(result_json(query, result))

@@ -13,11 +13,11 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from gitmem.errors import GitmemError
+from gitmem.fasthead import store_path
 
 __all__ = [
     "STORE_FORMAT",
     "Config",
-    "default_store_path",
     "load_config",
     "resolve_store_path",
     "template_root",
@@ -35,24 +35,10 @@ class Config:
     model: str = DEFAULT_MODEL
 
 
-def default_store_path(env: Mapping[str, str]) -> Path:
-    """$XDG_DATA_HOME/gitmem/store, or ~/.local/share/gitmem/store."""
-    data_home = env.get("XDG_DATA_HOME", "").strip()
-    if data_home:
-        return Path(data_home) / "gitmem" / "store"
-    home = env.get("HOME", "").strip()
-    base = Path(home) if home else Path.home()
-    return base / ".local" / "share" / "gitmem" / "store"
-
-
 def resolve_store_path(flag: str | None, env: Mapping[str, str]) -> Path:
-    """--store, then GITMEM_STORE, then the XDG default."""
-    if flag:
-        return Path(flag).expanduser()
-    from_env = env.get("GITMEM_STORE", "").strip()
-    if from_env:
-        return Path(from_env).expanduser()
-    return default_store_path(env)
+    """--store, then GITMEM_STORE, then $XDG_DATA_HOME/gitmem/store, then
+    ~/.local/share/gitmem/store (written once, in the hook path's stdlib-only module)."""
+    return store_path(flag, env)
 
 
 def load_config(root: Path) -> Config:

@@ -38,7 +38,7 @@ from gitmem.textindex import TextDoc, TextIndex, TextIndexCorrupt
 if TYPE_CHECKING:
     from gitmem.embedding import Embedder
 
-__all__ = ["Index", "ModelRef", "Progress"]
+__all__ = ["Index", "IndexDoc", "ModelRef", "Progress", "embed_docs"]
 
 Progress = Callable[[int, int], None]
 _BATCH = 2000
@@ -74,7 +74,7 @@ class ModelRef:
 
 
 @dataclass(frozen=True)
-class _Doc:
+class IndexDoc:
     record: Record
     path: str
     blob: str
@@ -249,7 +249,7 @@ class Index:
         if self._load() is not None:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
 
-    def _parse(self, files: Sequence[tuple[str, str]]) -> Iterator[_Doc]:
+    def _parse(self, files: Sequence[tuple[str, str]]) -> Iterator[IndexDoc]:
         """Records found at their own path. A file elsewhere (renamed or copied by hand) is
         left out, so one id is one file and an update agrees with a rebuild."""
         for path, blob in files:
@@ -264,13 +264,13 @@ class Index:
                     'search — "gitmem validate" explains'
                 )
                 continue
-            yield _Doc(record, path, blob)
+            yield IndexDoc(record, path, blob)
 
     def _write(
         self,
         catalog: Catalog,
         text: TextIndex,
-        docs: Iterable[_Doc],
+        docs: Iterable[IndexDoc],
         removed: set[str],
         head: str | None,
         progress: Progress | None,
@@ -282,13 +282,13 @@ class Index:
         keyword documents: the tokenizer and numpy leave the GIL, parsing needs it."""
         vectors = self._vectors_file(root)
         embedder = None if vectors is None or self.model is None else self.model.get()
-        written: list[_Doc] = []
+        written: list[IndexDoc] = []
         embedded: list[Future[dict[str, list[int]]]] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-embed") as pool:
             for batch in _batches(docs, _BATCH):
                 written.extend(batch)
                 if embedder is not None:
-                    embedded.append(pool.submit(_embed, embedder, vectors, batch))
+                    embedded.append(pool.submit(embed_docs, embedder, vectors, batch))
                 if progress is not None:
                     progress(len(written), max(total or 0, len(written)))
             text.write([_text_doc(d) for d in written], sorted(removed))
@@ -422,8 +422,8 @@ class Index:
         }
 
 
-def _batches(docs: Iterable[_Doc], size: int) -> Iterator[list[_Doc]]:
-    batch: list[_Doc] = []
+def _batches(docs: Iterable[IndexDoc], size: int) -> Iterator[list[IndexDoc]]:
+    batch: list[IndexDoc] = []
     for doc in docs:
         batch.append(doc)
         if len(batch) == size:
@@ -437,12 +437,12 @@ def _is_record(path: str) -> bool:
     return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
 
 
-def _text_doc(doc: _Doc) -> TextDoc:
+def _text_doc(doc: IndexDoc) -> TextDoc:
     r = doc.record
     return TextDoc(r.id, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)
 
 
-def _embed(embedder: Embedder, vectors: Any, docs: Sequence[_Doc]) -> dict[str, list[int]]:
+def embed_docs(embedder: Embedder, vectors: Any, docs: Sequence[IndexDoc]) -> dict[str, list[int]]:
     """Embed every chunk of every record; a record's rows are contiguous."""
     from gitmem.embedding import chunks
     from gitmem.vectors import normalise

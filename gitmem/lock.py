@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError
 
-__all__ = ["Journal", "LockTimeout", "write_lock"]
+__all__ = ["Journal", "LockTimeout", "acquire", "write_lock"]
 
 LOCK_NAME = "gitmem-write.lock"
 JOURNAL_NAME = "gitmem-journal.json"
@@ -55,7 +55,7 @@ def write_lock(
     lock_path = git_dir / LOCK_NAME
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        _acquire(fd, lock_path, timeout)
+        acquire(fd, lock_path, timeout)
         journal_path = git_dir / JOURNAL_NAME
         leftover = _read_journal(journal_path)
         if leftover is not None:
@@ -75,7 +75,7 @@ def write_lock(
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def _acquire(fd: int, lock_path: Path, timeout: float) -> None:
+def acquire(fd: int, lock_path: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     delay = 0.001
     while True:
@@ -88,7 +88,7 @@ def _acquire(fd: int, lock_path: Path, timeout: float) -> None:
         if time.monotonic() >= deadline:
             raise LockTimeout(
                 f"another gitmem write has held {lock_path} for over {timeout:g} s; "
-                "wait for it to finish, or raise --lock-timeout"
+                "wait for it to finish and try again (a writer that died holds no lock)"
             )
         time.sleep(delay)
         delay = min(delay * 2, 0.05)

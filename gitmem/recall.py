@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from gitmem.catalog import Entry, Filter
-from gitmem.index import Index
+from gitmem.index import ModelRef
 
-__all__ = ["DEFAULTS", "Hit", "Options", "Result", "has_identifier", "recall"]
+__all__ = ["DEFAULTS", "Hit", "Options", "Result", "Source", "has_identifier", "recall"]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
 Fusion = Literal["rrf", "linear"]
@@ -76,7 +77,20 @@ class Result:
     notices: tuple[str, ...] = ()
 
 
-def recall(index: Index, query: str, options: Options = DEFAULTS) -> Result:
+class Source(Protocol):
+    """What recall ranks from: the HEAD index, or the store as it stood (gitmem.asof)."""
+
+    model: ModelRef | None
+    notices: list[str]
+
+    def ensure_current(self) -> None: ...
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]: ...
+    def keyword_ceiling(self, query: str) -> float: ...
+    def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None: ...
+    def entries(self, ids: Sequence[str]) -> dict[str, Entry]: ...
+
+
+def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
     notices: list[str] = []
     mode = options.mode
     if mode != "keyword" and index.model is None:

@@ -36,6 +36,9 @@ def store_status(store: Store) -> dict[str, Any]:
         "model_problem": store.model_problem,
         "problems": [],
     }
+    from gitmem.sync import sync_status  # same layer; reads two refs and a small file
+
+    report["sync"] = sync_status(store)
     return report
 
 

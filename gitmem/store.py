@@ -298,6 +298,12 @@ class Store:
         """A new record that replaces `old_id`; the old one is kept, marked superseded."""
         moment = (now or _now()).replace(microsecond=0)
         old = self.get(old_id)
+        if scope == "private" and old.scope != "private":
+            raise GitmemError(
+                f"{old.id} is {old.scope}; a private record cannot supersede it (its new "
+                "superseded_by would name the private record on every device) — supersede it "
+                "with a shared record, or record the private one separately"
+            )
         if old.status == "superseded":
             raise GitmemError(
                 f"{old.id} is already superseded by {old.superseded_by or 'another record'}; "
@@ -528,6 +534,11 @@ class Store:
         for target in (*record.links, *record.supersedes):
             if target not in catalog and target != record.id and target not in kept:
                 problems.append(f"links: {target} points at no record")
+            elif record.scope != "private" and target not in kept and _is_private(self, target):
+                # The id names the private title, and this record leaves the device on sync.
+                problems.append(
+                    f"links: {target} is private; a {record.scope} record cannot name it"
+                )
         problems.extend(body_problems(record.body, self.config.max_body_bytes))
         if problems:
             raise RecordInvalid(
@@ -556,14 +567,14 @@ class Store:
         return WriteResult(commit, written, operation, redactions)
 
     @contextmanager
-    def _exclusive(self) -> Iterator[None]:
+    def _exclusive(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         """Hold the store's write lock (re-entrant within this object). Each write reads the
         record it changes and commits inside one hold, so concurrent writers cannot lose each
         other's changes."""
         if self._begin is not None:
             yield
             return
-        with write_lock(self.repo.git_dir, LOCK_TIMEOUT, self._recover) as begin:
+        with write_lock(self.repo.git_dir, timeout, self._recover) as begin:
             self._begin = begin
             try:
                 yield
@@ -578,6 +589,7 @@ class Store:
         expected: str | None,
         *,
         check_dirty: bool = True,
+        merged: Sequence[str] = (),
     ) -> str:
         index_lock = self.repo.git_dir / "index.lock"
         with self._exclusive():
@@ -600,7 +612,7 @@ class Store:
             self._begin(head, list(files))
             who = _author(agent, self.repo.config_identity())
             new = self.repo.commit_files(
-                files, message, who, self.repo.config_identity() or who, head
+                files, message, who, self.repo.config_identity() or who, head, merged
             )
         self._follow(head, new, files)
         return new
@@ -629,6 +641,11 @@ class Store:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _is_private(store: Store, record_id: str) -> bool:
+    target = store.previous(record_id)
+    return target is not None and target.scope == "private"
 
 
 def _redact_fields(record: Record) -> tuple[Record, tuple[str, ...]]:

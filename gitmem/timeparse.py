@@ -8,16 +8,24 @@ Accepted: `2026-04-01` (midnight UTC), `2026-04-01T09:30`, `2026-04-01T09:30:00+
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from gitmem.errors import UsageError
 
-__all__ = ["ACCEPTED", "parse_duration", "parse_moment"]
+__all__ = ["ACCEPTED", "AS_OF_ACCEPTED", "end_of_day", "parse_duration", "parse_moment"]
 
 ACCEPTED = (
     "an ISO date or datetime (2026-04-01, 2026-04-01T09:30Z, 2026-04-01T09:30+02:00; "
     'UTC when no zone is given), "now", "today", "yesterday", "N days ago" '
     "(minutes, hours, days, weeks, months, years), or a span like 7d, 12h, 2w"
+)
+# What --as-of and `gitmem diff` take besides a moment (docs/time-travel.md).
+AS_OF_ACCEPTED = (
+    ACCEPTED.replace(
+        "UTC when no zone is given",
+        "UTC when no zone is given; a bare date means the end of that day",
+    )
+    + ", or a commit id or ref (a1b2c3d, HEAD~3, main)"
 )
 _UNITS = {
     "s": 1,
@@ -71,3 +79,14 @@ def parse_moment(text: str, now: datetime | None = None) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def end_of_day(text: str) -> bool:
+    """Whether `text` is a bare date in any ISO form (2026-04-01, 20260401, 2026-W14-3), which
+    --as-of reads as the end of that day: "what did we know as of April 1" includes what was
+    written on April 1."""
+    try:
+        date.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True

@@ -8,6 +8,7 @@ the tour with exit code 1.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -160,6 +161,61 @@ def store_status(t: Tour) -> None:
     t.gitmem("status")
 
 
+def time_travel(t: Tour) -> None:
+    t.section("Time travel: the memory as it stood before the supersede, and what changed since")
+    log = ["git", "log", "-1", "--format=%h", "--grep=Use DuckDB for the local cache"]
+    found = subprocess.run(log, cwd=t.store, env=t.env, capture_output=True, text=True)
+    before = found.stdout.strip() + "~1"  # the commit before the supersede: a ref works as WHEN
+    out = t.gitmem(f"recall 'local cache' --as-of {before} --limit 3")
+    if "use-sqlite" not in out:
+        sys.exit("demo: --as-of did not return the old decision")
+    t.gitmem(f"read use-sqlite --as-of {before} --level abstract")
+    t.gitmem(f"diff {before}")
+
+
+def sync_two_clones(t: Tour) -> None:
+    t.section("Two devices, one memory: clone, write on each, sync through any git remote")
+    remote = t.root / "memory.git"
+    t.run("git init --bare memory.git", ["git", "init", "--quiet", "--bare", str(remote)])
+    t.gitmem(f"remote add {remote}")
+    t.gitmem("sync")
+    t.gitmem(f"clone {remote} laptop")
+    t.gitmem(
+        "record fact 'CI runs on the self-hosted runners since March.' --title 'CI runners'"
+        " --store laptop"
+    )
+    t.gitmem("record fact 'Staging is reset every night at 02:00 UTC.' --title 'Staging reset'")
+    t.gitmem("status --store laptop")  # its sync line: one write not pushed yet
+    t.gitmem("sync --store laptop")
+    t.gitmem("sync")  # merges the laptop's record, pushes its own
+    t.gitmem("sync --store laptop")
+    here = t.gitmem("recall 'CI runners' --limit 1")
+    there = t.gitmem("recall 'staging reset' --limit 1 --store laptop")
+    if "CI runners" not in here or "Staging reset" not in there:
+        sys.exit("demo: each clone should recall the other's record")
+    t.gitmem("status")
+
+
+def agent_hooks(t: Tour) -> None:
+    t.section("Agents: one command wires gitmem into Claude Code; sessions start with memory")
+    t.gitmem("setup --host claude-code --command gitmem")
+    t.gitmem("setup --check --host claude-code")
+    project = t.root / "widget"
+    subprocess.run(["git", "init", "-q", str(project)], check=True, env=t.env)
+    start = {
+        "session_id": "demo",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    out = t.gitmem("hook session-start --host claude-code", stdin=json.dumps(start) + "\n")
+    if "additionalContext" not in out:
+        sys.exit("demo: SessionStart injected no context")
+    t.gitmem("context --budget 1200")
+    t.gitmem("hook post-tool-use", stdin="this is not JSON\n")  # fails open: exit 0, silent
+    t.gitmem("setup --host claude-code --uninstall")
+
+
 STEPS = [
     init_store,
     record_memories,
@@ -168,9 +224,12 @@ STEPS = [
     history_of_old,
     list_all,
     recall_memories,
+    time_travel,
     refuse_secret,
     git_log,
     store_status,
+    sync_two_clones,
+    agent_hooks,
 ]
 
 

@@ -177,6 +177,86 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "Why semantic search is off (no model on this machine, ...), with the fix.",
             ),
             ("problems", "array of string", "Empty here; `gitmem doctor` fills it."),
+            (
+                "sync",
+                "object",
+                "Against the remote as last fetched (no network): `remote` (`null` when none), "
+                "and then `tracking` (the remote's commit or `null`), `ahead` (writes not yet "
+                "pushed), `behind` (remote commits not yet merged) and `last_sync` (ISO time "
+                "or `null`). See docs/sync.md.",
+            ),
+        ],
+    ),
+    (
+        "Sync result",
+        "`sync --json`",
+        "One object; exit 0 when synced or when there is no remote, 1 on a failure.",
+        [
+            ("remote", "string", "The remote's name."),
+            ("url", "string or null", "Its URL; `null` when no remote is configured."),
+            ("state", "string", "`synced`, or `no-remote` (then nothing was done)."),
+            ("head", "string or null", "The local branch after the sync."),
+            ("pushed", "string or null", "The public commit the remote now has."),
+            ("incoming", "integer", "Records and files taken from the remote."),
+            ("outgoing", "integer", "Commits sent."),
+            ("merged", "boolean", "Whether a merge commit was made."),
+            ("fast_forward", "boolean", "Whether the branch moved forward to the remote's."),
+            ("attempts", "integer", "Fetch-integrate-push rounds (more when the remote moved)."),
+            (
+                "conflicts",
+                "array of object",
+                "Each `{key, kind, note}`: the record id or file path both sides changed, "
+                "`record`, `edit-vs-forget` or `file`, and what was kept.",
+            ),
+            ("notes", "array of string", "Repairs made on the way (a corrupt tracking ref)."),
+            (
+                "index",
+                "string",
+                "`current` (caught up), `behind` (the next recall catches up), `unchanged` "
+                "or `skipped` (`--no-index`).",
+            ),
+        ],
+    ),
+    (
+        "Diff",
+        "`diff --json`",
+        "One object; each list in id order.",
+        [
+            (
+                "from",
+                "object",
+                "`{time, commit}`: the start (UTC time; the commit when one was named, "
+                "else `null`).",
+            ),
+            ("to", "object", "`{time, commit}`: the end, the same way."),
+            (
+                "added",
+                "array of object",
+                "`{id, type, title, status}`: records at the end that were not at the start.",
+            ),
+            (
+                "superseded",
+                "array of object",
+                "`{id, type, title, by, by_title}`: records active at the start and superseded "
+                "at the end, with the record that replaced them.",
+            ),
+            (
+                "forgotten",
+                "array of object",
+                "`{id, type, title}`: records at the start, gone at the end.",
+            ),
+            (
+                "changed",
+                "array of object",
+                "`{id, type, title, fields, body_edited}`: records whose content changed; "
+                "`fields` is `[{field, old, new}]` (status, priority, tags, title, weight, the "
+                "type's fields, ...; `updated` left out), `body_edited` true or false.",
+            ),
+            (
+                "notes",
+                "array of string",
+                "E.g. that the start is before the store's first commit.",
+            ),
         ],
     ),
     (

@@ -59,6 +59,7 @@ LAYERS: dict[str, int] = {
     "automemory": 5,
     "session": 5,
     "entities": 5,
+    "answers": 5,
     "hooks": 6,
     "mcp_server": 6,
     "cli_agents": 7,
