@@ -73,7 +73,7 @@ _MODEL_FILES = [
 ]
 # model2vec's default when config.json does not set max_length.
 _MAX_LENGTH = 512
-_WIDE = 64  # batches at least this large pool from a float32 copy of the matrix
+_WIDE = 64  # batches at least this large: a word cache for tokens, a float32 matrix to pool
 _BATCH = 256  # texts encoded at once: bounds the (texts, tokens, dim) array the mean is taken of
 # Safetensors dtype names, and numpy's for them.
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I8": "i1"}
@@ -322,7 +322,7 @@ class _FastEmbedder:
         else:
             self._tokenizer.enable_truncation(self._max_length)
         self._unk = _unk_id(self._tokenizer)
-        self._words = WordCache.for_tokenizer(self._tokenizer, self._max_length)
+        self._words: WordCache | bool | None = False  # made on the first large batch
         self._median: int | None = None  # the median token length, found on first need
         self._wide: np.ndarray[Any, Any] | None = None  # float32 copy of a float16 matrix
 
@@ -344,7 +344,7 @@ class _FastEmbedder:
                 lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
                 self._median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) // 2
             texts = [text[: self._max_length * self._median] for text in texts]
-        words = self._words
+        words = self._word_cache() if len(texts) >= _WIDE else None
         found = [None if words is None else words.ids(t) for t in texts]
         rest = [i for i, ids in enumerate(found) if ids is None]
         if rest:
@@ -354,6 +354,13 @@ class _FastEmbedder:
             for i, encoding in zip(rest, encodings, strict=True):
                 found[i] = encoding.ids
         return [[i for i in ids or () if i != self._unk] for ids in found]
+
+    def _word_cache(self) -> WordCache | None:
+        """Index builds tokenize through a per-word cache (gitmem.wordpiece); a query or a
+        small batch goes to the tokenizer directly."""
+        if self._words is False:
+            self._words = WordCache.for_tokenizer(self._tokenizer, self._max_length)
+        return self._words if isinstance(self._words, WordCache) else None
 
     def _wide_matrix(self) -> np.ndarray[Any, Any]:
         import numpy as np
