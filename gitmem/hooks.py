@@ -6,9 +6,10 @@ JSON on stdout. It fails open: it always exits 0, gives up after a hard timeout
 (`hooks.timeout`, default 8 s), and writes problems to `<store>/.gitmem/hooks.log` (kept under
 256 KiB), never to the agent's screen. Without a store it does nothing at all.
 
-The no-op path (a tool use that is not a Markdown write, a disabled event) imports only the
-standard library; the modules that open git, the index or the model load inside the handlers
-that need them. docs/hooks.md explains each event.
+The no-op path (a tool use that wrote nothing: most calls) is decided from the payload alone,
+before the store is looked up, and imports json, os and signal only: not even pathlib or
+typing. Everything past it (finding the store, config.toml, the events' work in
+gitmem.hookevents) loads afterwards. docs/hooks.md explains each event.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import IO, Any, NamedTuple
 
-from gitmem import fasthead
+# A constant rather than typing's: importing typing (and pathlib) would cost the no-op path
+# ~15 ms. mypy honours the name; the annotations are strings.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import IO, Any
 
-__all__ = ["EVENTS", "HOSTS", "Hook", "main"]
+__all__ = ["EVENTS", "HOSTS", "main", "written_paths"]
 
 # kebab-case name -> the hosts' spelling (Claude Code and Codex share it).
 EVENTS = {
@@ -38,66 +42,13 @@ EVENTS = {
 _BY_HOST_NAME = {v.lower(): k for k, v in EVENTS.items()}
 HOSTS = ("claude-code", "codex")
 STDIN_TIMEOUT = 2.0  # seconds to wait for the payload (hosts write it at once, then close)
-LOG_NAME = "hooks.log"
-LOG_MAX = 256 * 1024
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
-MARKDOWN = (".md", ".markdown", ".mdx")
 DEBUG_MODULES = "GITMEM_HOOK_DEBUG_MODULES"  # set: log the heavy modules this run imported
 HEAVY = ("pygit2", "tantivy", "numpy", "model2vec", "typer", "rich", "mcp", "yaml")
 
 
 class _Timeout(BaseException):
     """Raised by the alarm; a BaseException so that no `except Exception` swallows it."""
-
-
-class Hook(NamedTuple):
-    """One hook call, parsed at the boundary (a NamedTuple: dataclasses would cost the no-op
-    path ~14 ms of imports)."""
-
-    event: str  # kebab-case
-    host: str
-    root: Path  # the store
-    payload: Mapping[str, Any]
-    settings: fasthead.HookSettings
-    env: Mapping[str, str]
-    started: float
-
-    @property
-    def session(self) -> str:
-        return str(self.payload.get("session_id") or "unknown")
-
-    @property
-    def cwd(self) -> Path:
-        return Path(str(self.payload.get("cwd") or self.env.get("PWD") or "."))
-
-    @property
-    def cache(self) -> Path:
-        return self.root / ".gitmem"
-
-    def deadline(self, reserve: float = 1.0) -> float:
-        """A monotonic time to stop starting new work, leaving `reserve` seconds."""
-        return self.started + max(0.0, self.settings.timeout - reserve)
-
-    def log(self, message: str) -> None:
-        _log(self.root, f"{self.event}: {message}")
-
-
-def _log(root: Path, message: str) -> None:
-    """Append a line to the hook log, rotating it past LOG_MAX. Never raises."""
-    try:
-        folder = root / ".gitmem"
-        folder.mkdir(exist_ok=True)
-        path = folder / LOG_NAME
-        try:
-            if path.stat().st_size > LOG_MAX:
-                os.replace(path, folder / (LOG_NAME + ".1"))
-        except FileNotFoundError:
-            pass
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {' '.join(message.split())}\n")
-    except OSError:
-        pass
 
 
 def _parse_args(argv: list[str]) -> tuple[str, str, str | None]:
@@ -137,25 +88,40 @@ def _host(flag: str, payload: Mapping[str, Any]) -> str:
 def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[str]) -> int:
     """Run one hook. Always 0."""
     started = time.monotonic()
-    try:
-        given, host_flag, store_flag = _parse_args(argv)
-        root = fasthead.store_path(store_flag, env)
-        if not fasthead.is_store(root):
-            return 0
-    except Exception:  # an unreadable path, an unknown ~user: no store, no action
-        return 0
+    given, host_flag, store_flag = _parse_args(argv)
     event = event_name(given)
+    got: dict[str, Any] | str | BaseException | None = None  # None: stdin not read yet
+    if event == "post-tool-use":
+        # The no-op path, before the store is looked up. Reading stdin first changes nothing a
+        # host sees: without a store the hook still does nothing.
+        got = _read(stdin)
+        if isinstance(got, dict) and not written_paths(got):
+            if env.get(DEBUG_MODULES):
+                loaded = _heavy_loaded()  # the no-op path's, not the lookup's below
+                root = _store(store_flag, env)
+                if root is not None:
+                    _log(root, f"{event}: heavy modules loaded: {loaded}")
+            return 0
+    root = _store(store_flag, env)
+    if root is None:
+        return 0
     if not event:
         _log(root, f'unknown hook event "{given}"; known: {", ".join(EVENTS)}')
         return 0
+    from gitmem import fasthead
+    from gitmem.hookevents import HANDLERS, Hook
+
     limit = STDIN_TIMEOUT  # config.toml is read after stdin, which a broken host may not close
     previous = signal.signal(signal.SIGALRM, _alarm)
     try:
         try:
-            signal.setitimer(signal.ITIMER_REAL, limit)
-            payload = _payload(root, event, stdin.read())
-            # The no-op path: a tool use that wrote nothing returns before config.toml is read.
-            if payload is None or (event == "post-tool-use" and not _written_paths(payload)):
+            if got is None:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+                got = _parse(stdin.read())
+            if isinstance(got, BaseException):  # stopped the early read: reported as if just now
+                raise got
+            if isinstance(got, str):
+                _log(root, f"{event}: {got}")
                 return 0
             settings, problems = fasthead.hook_settings(root)
             for problem in problems:
@@ -164,7 +130,16 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
                 return 0
             limit = settings.timeout
             signal.setitimer(signal.ITIMER_REAL, max(0.01, started + limit - time.monotonic()))
-            hook = Hook(event, _host(host_flag, payload), root, payload, settings, env, started)
+            hook = Hook(
+                event=event,
+                host=_host(host_flag, got),
+                root=root,
+                payload=got,
+                written=tuple(written_paths(got)) if event == "post-tool-use" else (),
+                settings=settings,
+                env=env,
+                started=started,
+            )
             context = HANDLERS[event](hook)
             if context:
                 name = EVENTS[event]
@@ -180,20 +155,56 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
     finally:
         signal.signal(signal.SIGALRM, previous)
         if env.get(DEBUG_MODULES):
-            loaded = sorted(m for m in HEAVY if m in sys.modules)
-            _log(root, f"{event}: heavy modules loaded: {','.join(loaded) or 'none'}")
+            _log(root, f"{event}: heavy modules loaded: {_heavy_loaded()}")
     return 0
 
 
-def _payload(root: Path, event: str, raw: bytes) -> Mapping[str, Any] | None:
+def _store(flag: str | None, env: Mapping[str, str]) -> Path | None:
+    """The store's root; None when there is none (no store, no action)."""
+    from gitmem import fasthead
+
+    try:
+        root = fasthead.store_path(flag, env)
+        return root if fasthead.is_store(root) else None
+    except Exception:  # an unreadable path, an unknown ~user: no store, no action
+        return None
+
+
+def _log(root: Path, message: str) -> None:
+    from gitmem.hookevents import log
+
+    log(root, message)
+
+
+def _heavy_loaded() -> str:
+    return ",".join(m for m in HEAVY if m in sys.modules) or "none"
+
+
+def _read(stdin: IO[bytes]) -> dict[str, Any] | str | BaseException:
+    """The payload, within STDIN_TIMEOUT; or a message for the log, or what stopped the read
+    (the alarm: a host that never closes stdin), for main to report once the store is known."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, STDIN_TIMEOUT)
+        try:
+            raw = stdin.read()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as exc:  # fail open
+        return exc
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return _parse(raw)
+
+
+def _parse(raw: bytes) -> dict[str, Any] | str:
+    """The payload, or why it is none (a line for the log)."""
     try:
         payload = json.loads(raw or b"{}")
     except ValueError as exc:
-        _log(root, f"{event}: stdin is not JSON ({exc}); did nothing")
-        return None
+        return f"stdin is not JSON ({exc}); did nothing"
     if not isinstance(payload, dict):
-        _log(root, f"{event}: stdin is not a JSON object; did nothing")
-        return None
+        return "stdin is not a JSON object; did nothing"
     return payload
 
 
@@ -201,125 +212,7 @@ def _alarm(signum: int, frame: object) -> None:
     raise _Timeout
 
 
-# --- events ----------------------------------------------------------------------------------
-
-
-def _project(hook: Hook) -> str:
-    from gitmem.project import find_project
-
-    return find_project(hook.cwd)
-
-
-def session_start(hook: Hook) -> str:
-    from gitmem.session import SessionState, load_state, save_state
-
-    project = _project(hook)
-    state = load_state(hook.cache, hook.session)
-    if not state.started:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        state = SessionState(hook.session, host=hook.host, project=project, started=stamp)
-        save_state(hook.cache, state)
-    if fasthead.has_remote(hook.root / ".git"):
-        _sync(hook, wait=True)
-    if hook.settings.mirror_auto_memory and hook.host == "claude-code":
-        try:
-            _mirror(hook, project)
-        except Exception as exc:  # the mirror is extra; the block is what the session needs
-            hook.log(f"auto-memory: {type(exc).__name__}: {exc}")
-    from gitmem.context import build
-
-    return build(hook.root, project=project, budget=hook.settings.context_bytes).text
-
-
-def _sync(hook: Hook, *, wait: bool) -> None:
-    """`gitmem sync` in a child process: waited for (bounded) at SessionStart, detached after
-    a session's writes so the agent never waits on the network."""
-    import subprocess
-
-    timeout = hook.settings.sync_timeout
-    command = [sys.executable, "-m", "gitmem", "sync", "--timeout", f"{timeout:g}"]
-    # At a session's start the index is left behind: catching it up would load the model, and
-    # the context block reads what changed from git (gitmem.context).
-    command += ["--store", str(hook.root), *(["--no-index"] if wait else [])]
-    env = {**hook.env, "GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": _batch_ssh(hook.env)}
-    if not wait:
-        with (hook.cache / LOG_NAME).open("a", encoding="utf-8") as log:
-            subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=env,
-                start_new_session=True,
-            )
-        return
-    try:
-        done = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=min(timeout + 1.0, max(0.1, hook.deadline(2.0) - time.monotonic())),
-        )
-    except subprocess.TimeoutExpired:
-        hook.log(f"sync took longer than {timeout:g} s; skipped (offline?)")
-        return
-    if done.returncode != 0:
-        hook.log(f"sync failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-
-
-def _batch_ssh(env: Mapping[str, str]) -> str:
-    base = env.get("GIT_SSH_COMMAND", "") or "ssh"
-    return f"{base} -o BatchMode=yes -o ConnectTimeout=3"
-
-
-def _mirror(hook: Hook, project: str) -> None:
-    from gitmem.automemory import changed_files, memory_dir, mirror
-
-    home = Path(hook.env.get("HOME") or Path.home())
-    directory = memory_dir(str(hook.payload.get("transcript_path") or ""), hook.cwd, home)
-    changed, gone = changed_files(hook.cache, directory)
-    if not changed and not gone:
-        return
-    from gitmem.store import Store
-
-    result = mirror(
-        Store.open(hook.root),
-        directory,
-        project=project,
-        agent=hook.host,
-        deadline=hook.deadline(3.0),
-    )
-    for problem in result.problems:
-        hook.log(f"auto-memory: {problem}")
-    if result.left:
-        hook.log(f"auto-memory: {result.left} changed files left for the next session")
-
-
-def user_prompt_submit(hook: Hook) -> str:
-    if not hook.settings.prompt_recall:
-        return ""
-    prompt = " ".join(str(hook.payload.get("prompt") or "").split())
-    if _trivial(prompt):
-        return ""
-    from gitmem.api import Store
-    from gitmem.context import Item, render_ranked
-
-    store = Store.open(hook.root)
-    hits = store.recall(prompt[:2000], limit=8).hits
-    items = [Item(h.id, h.type, h.title, h.abstract, (), h.updated, h.weight) for h in hits]
-    title = "memories related to this prompt"
-    return render_ranked(items, title=title, budget=hook.settings.prompt_bytes).text
-
-
-def _trivial(prompt: str) -> bool:
-    """Greetings, one-word answers and slash commands: nothing to recall for."""
-    words = prompt.split()
-    return len(words) < 3 or len(prompt) < 12 or prompt.startswith("/")
-
-
-def _written_paths(payload: Mapping[str, Any]) -> list[str]:
+def written_paths(payload: Mapping[str, Any]) -> list[str]:
     """Files a write tool wrote, as the payload names them."""
     tool = str(payload.get("tool_name") or "")
     if tool not in WRITE_TOOLS:
@@ -333,89 +226,6 @@ def _written_paths(payload: Mapping[str, Any]) -> list[str]:
         return [ln.split(": ", 1)[1].strip() for ln in patch.splitlines() if ln.startswith(marks)]
     path = data.get("file_path") or data.get("notebook_path") or data.get("path")
     return [str(path)] if path else []
-
-
-def post_tool_use(hook: Hook) -> str:
-    paths = _written_paths(hook.payload)
-    if not paths:
-        return ""
-    from gitmem.project import repository_root
-
-    cwd = hook.cwd
-    top = repository_root(cwd) or cwd
-    relative = [_relative(Path(p) if Path(p).is_absolute() else cwd / p, top) for p in paths]
-    fasthead.note_files(hook.cache, hook.session, [r for r in relative if r])
-    watched = [
-        (cwd / p if not Path(p).is_absolute() else Path(p), r)
-        for p, r in zip(paths, relative, strict=True)
-        if r and r.lower().endswith(MARKDOWN) and _watched(r, hook.settings.watch)
-    ]
-    if not watched:
-        return ""
-    from gitmem.entities import index_document
-    from gitmem.store import Store
-
-    store = Store.open(hook.root)
-    project = _project(hook)
-    for path, rel in watched:
-        index_document(store, path, rel, project=project, agent=hook.host)
-    return ""
-
-
-def _relative(path: Path, top: Path) -> str:
-    try:
-        return path.resolve().relative_to(top.resolve()).as_posix()
-    except (ValueError, OSError):
-        return ""  # outside the project: not this session's business
-
-
-def _watched(relative: str, watch: tuple[str, ...]) -> bool:
-    return any(w == "." or relative == w or relative.startswith(w + "/") for w in watch)
-
-
-def session_record(hook: Hook) -> str:
-    """PreCompact, Stop, SessionEnd: the session record, the transcript, a background push."""
-    from dataclasses import replace
-
-    from gitmem.session import archive_transcript, load_state, save_state, write_session_record
-
-    state = load_state(hook.cache, hook.session)
-    if not state.host:
-        state = replace(state, host=hook.host, project=state.project or _project(hook))
-    given = str(hook.payload.get("summary") or hook.payload.get("last_assistant_message") or "")
-    if given:  # kept: a later event without one (SessionEnd, PreCompact) must not erase it
-        state = replace(state, summary=given)
-        save_state(hook.cache, state)
-    if state.files or state.summary:
-        from gitmem.store import Store
-
-        before = state.written
-        state = write_session_record(
-            Store.open(hook.root),
-            state,
-            summary=state.summary,
-            summary_changes=hook.event != "stop",
-        )
-        save_state(hook.cache, state)
-        wrote = state.written != before
-        if wrote and hook.event != "pre-compact" and fasthead.has_remote(hook.root / ".git"):
-            _sync(hook, wait=False)
-    # After the record: a huge first transcript may use up the time that is left.
-    transcript = str(hook.payload.get("transcript_path") or "")
-    if transcript and hook.settings.archive_transcripts:
-        state = archive_transcript(hook.cache, state, Path(transcript).expanduser())
-        save_state(hook.cache, state)
-    return ""
-
-
-HANDLERS: dict[str, Callable[[Hook], str]] = {
-    "session-start": session_start,
-    "user-prompt-submit": user_prompt_submit,
-    "post-tool-use": post_tool_use,
-    "pre-compact": session_record,
-    "stop": session_record,
-    "session-end": session_record,
-}
 
 
 def run() -> None:

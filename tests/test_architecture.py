@@ -61,6 +61,7 @@ LAYERS: dict[str, int] = {
     "entities": 5,
     "answers": 5,
     "hooks": 6,
+    "hookevents": 6,
     "mcp_server": 6,
     "cli_agents": 7,
     "__main__": 8,

@@ -152,6 +152,43 @@ def test_the_no_op_path_imports_nothing_heavy(store_path: Path, project: Path, n
     assert "post-tool-use: heavy modules loaded: none" in log_text(store_path)
 
 
+NO_OP = """
+import io, json, os, sys
+from gitmem.hooks import main
+out = io.StringIO()
+main(["post-tool-use"], os.environ, io.BytesIO(sys.stdin.buffer.read()), out)
+print(json.dumps([out.getvalue(), sorted(sys.modules)]))
+"""
+
+
+@pytest.mark.parametrize("name", ["claude-code/post_tool_use_bash", "codex/post_tool_use_bash"])
+def test_the_no_op_path_imports_neither_typing_nor_pathlib(
+    store_path: Path, project: Path, name: str
+) -> None:
+    """Most calls are no-ops: they must cost little more than Python's start. Run without
+    site (an editable install's import finder loads pathlib and typing itself)."""
+    import os
+    import sys
+
+    import gitmem
+
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", NO_OP],
+        input=payload(name, project),
+        capture_output=True,
+        env={
+            **os.environ,
+            "GITMEM_STORE": str(store_path),
+            "PYTHONPATH": str(Path(gitmem.__file__).parents[1]),
+        },
+        check=True,
+    )
+    out, loaded = json.loads(done.stdout)
+    assert out == "" and not log_text(store_path)
+    assert [m for m in loaded if m.startswith("gitmem")] == ["gitmem", "gitmem.hooks"]
+    assert not {"typing", "pathlib", "dataclasses", "tomllib"} & set(loaded)
+
+
 def test_a_markdown_write_under_a_watched_dir_is_indexed(store_path: Path, project: Path) -> None:
     head = git(store_path, "rev-parse", "HEAD")
     (project / "docs").mkdir()
@@ -293,21 +330,30 @@ def test_codex_stop_records_its_summary(store_path: Path, project: Path, tmp_pat
 # --- failing open --------------------------------------------------------------------------
 
 
-def test_no_store_does_nothing(tmp_path: Path, project: Path) -> None:
+@pytest.mark.parametrize(
+    ("event", "name"),
+    [
+        ("session-start", "claude-code/session_start"),
+        ("post-tool-use", "claude-code/post_tool_use_edit"),
+        ("post-tool-use", "claude-code/post_tool_use_bash"),
+    ],
+)
+def test_no_store_does_nothing(tmp_path: Path, project: Path, event: str, name: str) -> None:
     missing = tmp_path / "nowhere"
-    run = run_hook("session-start", payload("claude-code/session_start", project), missing)
+    run = run_hook(event, payload(name, project), missing)
     assert (run.code, run.out) == (0, "")
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("event", ["session-start", "post-tool-use"])
 @pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b"\xff\xfe"])
-def test_bad_stdin_is_a_log_line(store_path: Path, stdin: bytes) -> None:
+def test_bad_stdin_is_a_log_line(store_path: Path, stdin: bytes, event: str) -> None:
     remember(store_path)
-    run = run_hook("session-start", stdin, store_path)
+    run = run_hook(event, stdin, store_path)
     assert run.code == 0
     if stdin:
         assert run.out == ""
-        assert "session-start: stdin is not" in log_text(store_path)
+        assert f"{event}: stdin is not" in log_text(store_path)
 
 
 def test_a_corrupt_store_harms_nothing(store_path: Path, project: Path) -> None:
@@ -342,14 +388,15 @@ def test_a_slow_remote_is_cut_short(store_path: Path, project: Path, tmp_path: P
     assert "sync" in log_text(store_path)
 
 
-def test_a_host_that_never_closes_stdin_is_given_up_on(store_path: Path) -> None:
+@pytest.mark.parametrize("event", ["session-start", "post-tool-use"])
+def test_a_host_that_never_closes_stdin_is_given_up_on(store_path: Path, event: str) -> None:
     started = time.monotonic()
     with subprocess.Popen(["sleep", "20"], stdout=subprocess.PIPE) as never_closes:
-        done = hook_process("session-start", b"", store_path, stdin_file=never_closes.stdout)
+        done = hook_process(event, b"", store_path, stdin_file=never_closes.stdout)
         never_closes.kill()
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert time.monotonic() - started < 6
-    assert "session-start: gave up after the 2 s hook timeout" in log_text(store_path)
+    assert f"{event}: gave up after the 2 s hook timeout" in log_text(store_path)
 
 
 def test_the_hard_timeout_stops_slow_work(store_path: Path, project: Path, tmp_path: Path) -> None:
@@ -476,6 +523,12 @@ def test_a_code_edit_stays_on_the_light_path(store_path: Path, project: Path) ->
         check=True,
     )
     loaded = json.loads(done.stdout)
-    assert loaded == ["gitmem", "gitmem.fasthead", "gitmem.hooks", "gitmem.project"]
+    assert loaded == [
+        "gitmem",
+        "gitmem.fasthead",
+        "gitmem.hookevents",
+        "gitmem.hooks",
+        "gitmem.project",
+    ]
     files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
     assert files.read_text() == "src/app.py\n"
