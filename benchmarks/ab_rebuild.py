@@ -1,0 +1,76 @@
+"""A full rebuild with the code of two git revisions, alternated in one run (a ratio is what a
+shared machine can measure honestly).
+
+    .venv/bin/python benchmarks/ab_rebuild.py --base 683fa24 --records 20000 \
+        --model benchmarks/.models/minilm-distilled-256
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import make_store
+from bench_recall import configure_model
+
+REPO = Path(__file__).resolve().parents[1]
+TIMED = """
+import time
+from pathlib import Path
+from gitmem.api import Store
+store = Store.open(Path({root!r}))
+store.model().get()
+start = time.perf_counter()
+store.rebuild()
+print(time.perf_counter() - start)
+"""
+
+
+def checkout(revision: str, into: Path) -> Path:
+    """The `gitmem` package of `revision`, unpacked (the work tree is left alone)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "gitmem"], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True, help="The revision to compare with.")
+    parser.add_argument("--head", default="HEAD")
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--model", required=True)
+    args = parser.parse_args()
+    root = make_store(args.records)
+    configure_model(root, args.model)
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = {}
+        for name, revision in (("base", args.base), ("head", args.head)):
+            (Path(tmp) / name).mkdir()
+            sources[name] = checkout(revision, Path(tmp) / name)
+        times: dict[str, list[float]] = {"base": [], "head": []}
+        for _ in range(args.rounds):
+            for name, source in sources.items():
+                env = {**os.environ, "PYTHONPATH": str(source)}
+                done = subprocess.run(
+                    [sys.executable, "-c", TIMED.format(root=str(root))],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                times[name].append(float(done.stdout.strip()))
+    for name, values in times.items():
+        print(f"{name} ({getattr(args, name)}): " + ", ".join(f"{v:.1f} s" for v in values))
+    ratios = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
+    print("head / base per round: " + ", ".join(f"{r:.2f}" for r in ratios))
+
+
+if __name__ == "__main__":
+    main()
