@@ -7,17 +7,31 @@ These helpers read the few plain files git and the index keep: `.git/HEAD`, loos
 config.toml; and they append the line PostToolUse keeps for each file a session writes.
 Anything unusual (a detached HEAD is fine; a reftable repository is not) makes them answer
 None, and the caller falls back to the full library.
+
+PostToolUse on a code file (the commonest call with work to do) goes through this module
+alone, so it imports neither pathlib nor typing (~20 ms between them): it works on strings
+with os.path, takes Paths or strings alike, and its annotations are strings.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
+
+# A constant rather than typing's (see above). mypy honours the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+    from typing import Final
+
+    StrPath = str | os.PathLike[str]
 
 __all__ = [
     "CATALOG",
+    "MARKDOWN",
+    "SETTINGS_CACHE",
     "HookSettings",
     "blobs",
     "catalog_stamp",
@@ -27,12 +41,18 @@ __all__ = [
     "hook_settings",
     "is_store",
     "note_files",
+    "project_paths",
     "safe_name",
     "session_file",
+    "store_dir",
     "store_path",
+    "watched_markdown",
 ]
 
-CATALOG = Path(".gitmem") / "index" / "catalog.sqlite"
+CATALOG = ".gitmem/index/catalog.sqlite"  # under the store's root
+SETTINGS_CACHE = "hook-settings.json"  # in the store's cache: the `[hooks]` table, parsed
+_SETTINGS_VERSION = 1
+MARKDOWN = (".md", ".markdown", ".mdx")
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -41,21 +61,37 @@ def store_path(flag: str | None, env: Mapping[str, str]) -> Path:
     """--store, then GITMEM_STORE, then $XDG_DATA_HOME/gitmem/store, then
     ~/.local/share/gitmem/store. gitmem.config.resolve_store_path is this function; it lives
     here because config pulls in importlib.resources, which the hook path must not pay for."""
+    from pathlib import Path
+
+    return Path(store_dir(flag, env))
+
+
+def store_dir(flag: str | None, env: Mapping[str, str]) -> str:
+    """store_path as a string, for the hook path. Raises RuntimeError for a ~user that does
+    not exist, as pathlib does."""
     if flag:
-        return Path(flag).expanduser()
+        return _expand_user(flag)
     from_env = env.get("GITMEM_STORE", "").strip()
     if from_env:
-        return Path(from_env).expanduser()
+        return _expand_user(from_env)
     data_home = env.get("XDG_DATA_HOME", "").strip()
     if data_home:
-        return Path(data_home) / "gitmem" / "store"
-    home = env.get("HOME", "").strip()
-    base = Path(home) if home else Path.home()
-    return base / ".local" / "share" / "gitmem" / "store"
+        return os.path.join(data_home, "gitmem", "store")
+    home = env.get("HOME", "").strip() or _expand_user("~")
+    return os.path.join(home, ".local", "share", "gitmem", "store")
 
 
-def is_store(root: Path) -> bool:
-    return (root / ".git").is_dir() and (root / "config.toml").is_file()
+def _expand_user(path: str) -> str:
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        raise RuntimeError(f"cannot find the home directory of {path.split('/')[0]}")
+    return expanded
+
+
+def is_store(root: StrPath) -> bool:
+    return os.path.isdir(os.path.join(root, ".git")) and os.path.isfile(
+        os.path.join(root, "config.toml")
+    )
 
 
 def _commit_id(text: str) -> str | None:
@@ -172,31 +208,117 @@ def blobs(root: Path, ids: list[str]) -> dict[str, bytes]:
     return found
 
 
-class HookSettings(NamedTuple):
-    """The `[hooks]` table of the store's config.toml (docs/hooks.md). A NamedTuple rather
-    than a frozen dataclass: importing dataclasses costs the no-op hook ~14 ms."""
+class HookSettings:
+    """The `[hooks]` table of the store's config.toml (docs/hooks.md). A plain class rather
+    than a frozen dataclass or a NamedTuple: importing dataclasses or typing costs the
+    code-edit hook ~10 ms. Final: mypy keeps it read-only."""
 
-    context_bytes: int = 8192  # budget of the SessionStart block
-    prompt_recall: bool = False  # UserPromptSubmit recall: off unless asked for
-    prompt_bytes: int = 1500  # budget of the UserPromptSubmit block
-    watch: tuple[str, ...] = ("docs", "notes")  # Markdown under these dirs goes to the indexer
-    disabled: frozenset[str] = frozenset()  # kebab-case event names to ignore
-    sync_timeout: float = 3.0  # seconds SessionStart gives `gitmem sync`
-    timeout: float = 8.0  # hard limit of any hook, seconds
-    mirror_auto_memory: bool = True
-    archive_transcripts: bool = True
+    __slots__ = (
+        "archive_transcripts",
+        "context_bytes",
+        "disabled",
+        "mirror_auto_memory",
+        "prompt_bytes",
+        "prompt_recall",
+        "sync_timeout",
+        "timeout",
+        "watch",
+    )
+    context_bytes: Final[int]  # budget of the SessionStart block
+    prompt_recall: Final[bool]  # UserPromptSubmit recall: off unless asked for
+    prompt_bytes: Final[int]  # budget of the UserPromptSubmit block
+    watch: Final[tuple[str, ...]]  # Markdown under these dirs goes to the indexer
+    disabled: Final[frozenset[str]]  # event names to ignore, as written (either spelling)
+    sync_timeout: Final[float]  # seconds SessionStart gives `gitmem sync`
+    timeout: Final[float]  # hard limit of any hook, seconds
+    mirror_auto_memory: Final[bool]
+    archive_transcripts: Final[bool]
+
+    def __init__(
+        self,
+        *,
+        context_bytes: int = 8192,
+        prompt_recall: bool = False,
+        prompt_bytes: int = 1500,
+        watch: tuple[str, ...] = ("docs", "notes"),
+        disabled: frozenset[str] = frozenset(),
+        sync_timeout: float = 3.0,
+        timeout: float = 8.0,
+        mirror_auto_memory: bool = True,
+        archive_transcripts: bool = True,
+    ) -> None:
+        self.context_bytes = context_bytes
+        self.prompt_recall = prompt_recall
+        self.prompt_bytes = prompt_bytes
+        self.watch = watch
+        self.disabled = disabled
+        self.sync_timeout = sync_timeout
+        self.timeout = timeout
+        self.mirror_auto_memory = mirror_auto_memory
+        self.archive_transcripts = archive_transcripts
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"HookSettings({fields})"
 
 
-def hook_settings(root: Path) -> tuple[HookSettings, list[str]]:
+def hook_settings(root: StrPath) -> tuple[HookSettings, list[str]]:
     """The settings, and problems found (each wrong value falls back to its default)."""
-    import tomllib  # not on the no-op path
-
     try:
-        raw = tomllib.loads((root / "config.toml").read_text(encoding="utf-8")).get("hooks", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        with open(os.path.join(root, "config.toml"), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
         return HookSettings(), [f"config.toml unreadable ({exc}); using default hook settings"]
+    cache = os.path.join(root, ".gitmem", SETTINGS_CACHE)
+    raw = _cached_table(cache, text)
+    if raw is None:
+        import tomllib  # only when config.toml changed since the cache was written
+
+        try:
+            raw = tomllib.loads(text).get("hooks", {})
+        except tomllib.TOMLDecodeError as exc:
+            return HookSettings(), [f"config.toml unreadable ({exc}); using default hook settings"]
+        _cache_table(cache, text, raw)
     if not isinstance(raw, dict):
         return HookSettings(), ["config.toml: [hooks] must be a table"]
+    return _settings(raw)
+
+
+def _cached_table(cache: str, text: str) -> object:
+    """The `[hooks]` table parsed from `text` by an earlier run, or None. Keyed by the whole
+    text of config.toml, not its mtime: an edit within the clock's granularity cannot fool it,
+    and reading a small file costs less than importing tomllib (~10 ms)."""
+    try:
+        with open(cache, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != _SETTINGS_VERSION:
+        return None
+    if data.get("config") != text or "hooks" not in data:
+        return None
+    return data["hooks"]
+
+
+def _cache_table(cache: str, text: str, raw: object) -> None:
+    """Remember the parsed table (atomically: hooks of one session may overlap). Best effort:
+    a read-only store, or TOML dates (which JSON cannot hold), just go uncached."""
+    try:
+        data = json.dumps({"version": _SETTINGS_VERSION, "config": text, "hooks": raw})
+    except (TypeError, ValueError):
+        return
+    tmp = f"{cache}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(data)
+        os.replace(tmp, cache)
+    except OSError:
+        return
+
+
+def _settings(raw: dict[str, object]) -> tuple[HookSettings, list[str]]:
+    """Validate the table, field by field."""
     problems: list[str] = []
     base = HookSettings()
 
@@ -249,11 +371,54 @@ def session_file(cache: Path, session: str, suffix: str) -> Path:
     return cache / "sessions" / f"{safe_name(session)}{suffix}"
 
 
-def note_files(cache: Path, session: str, paths: list[str]) -> None:
+def note_files(cache: StrPath, session: str, paths: list[str]) -> None:
     """Remember files a tool wrote (PostToolUse): an append; gitmem.session reads them."""
     if not paths:
         return
-    path = session_file(cache, session, ".files")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
+    folder = os.path.join(cache, "sessions")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{safe_name(session)}.files")
+    with open(path, "a", encoding="utf-8") as handle:
         handle.write("".join(p.replace("\n", " ") + "\n" for p in paths))
+
+
+def project_paths(cwd: str, paths: Iterable[str]) -> list[str]:
+    """Each path (relative ones to `cwd`) relative to the work tree that contains `cwd` (or to
+    `cwd` itself), with `/`; "" for one outside it: not this session's business.
+    gitmem.project.repository_root with pathlib's resolve() and relative_to(), on strings."""
+    top = _repository_root(cwd) or cwd
+    try:
+        base = os.path.realpath(top)
+    except (ValueError, OSError):
+        return ["" for _ in paths]
+    prefix = base if base.endswith("/") else base + "/"
+    found = []
+    for path in paths:
+        try:
+            full = os.path.realpath(os.path.join(cwd, path))
+        except (ValueError, OSError):  # a NUL in the name
+            found.append("")
+            continue
+        found.append(
+            "." if full == base else full[len(prefix) :] if full.startswith(prefix) else ""
+        )
+    return found
+
+
+def _repository_root(start: str) -> str | None:
+    """The nearest of `start` and its parents (lexical ones, as pathlib's `parents`) that has
+    a `.git`."""
+    root = "/" if start.startswith("/") else ""
+    parts = [p for p in start.split("/") if p and p != "."]
+    for n in range(len(parts), -1, -1):
+        candidate = root + "/".join(parts[:n]) if n else root or "."
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+    return None
+
+
+def watched_markdown(relative: str, watch: tuple[str, ...]) -> bool:
+    """Whether a written file (project_paths) is Markdown under a watched dir: the indexer's."""
+    if not relative or not relative.lower().endswith(MARKDOWN):
+        return False
+    return any(w == "." or relative == w or relative.startswith(w + "/") for w in watch)

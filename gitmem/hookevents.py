@@ -1,9 +1,11 @@
 """The work of each hook event, past the no-op check of gitmem.hooks.
 
 gitmem.hooks (the entry point) imports this module only when an event has work to do, so that
-the no-op path does not pay for pathlib, typing or these handlers. Each handler takes the parsed
-call (`Hook`) and returns the context to inject ("" for none); the modules that open git, the
-index or the model load inside the handlers that need them. docs/hooks.md explains each event.
+the no-op path does not pay for pathlib, typing or these handlers; nor does a PostToolUse that
+wrote no Markdown under a watched dir, which gitmem.hooks notes with gitmem.fasthead alone.
+Each handler takes the parsed call (`Hook`) and returns the context to inject ("" for none);
+the modules that open git, the index or the model load inside the handlers that need them.
+docs/hooks.md explains each event.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ __all__ = ["HANDLERS", "LOG_NAME", "Hook", "log"]
 
 LOG_NAME = "hooks.log"
 LOG_MAX = 256 * 1024
-MARKDOWN = (".md", ".markdown", ".mdx")
 
 
 class Hook(NamedTuple):
@@ -57,10 +58,10 @@ class Hook(NamedTuple):
         log(self.root, f"{self.event}: {message}")
 
 
-def log(root: Path, message: str) -> None:
+def log(root: Path | str, message: str) -> None:
     """Append a line to the hook log, rotating it past LOG_MAX. Never raises."""
     try:
-        folder = root / ".gitmem"
+        folder = Path(root) / ".gitmem"
         folder.mkdir(exist_ok=True)
         path = folder / LOG_NAME
         try:
@@ -191,19 +192,18 @@ def _trivial(prompt: str) -> bool:
 
 
 def post_tool_use(hook: Hook) -> str:
+    """Note the written files for the session record; index Markdown under watched dirs.
+    (gitmem.hooks does the noting itself when there is no such Markdown: the common case.)"""
     paths = hook.written
     if not paths:
         return ""
-    from gitmem.project import repository_root
-
     cwd = hook.cwd
-    top = repository_root(cwd) or cwd
-    relative = [_relative(Path(p) if Path(p).is_absolute() else cwd / p, top) for p in paths]
+    relative = fasthead.project_paths(str(cwd), paths)
     fasthead.note_files(hook.cache, hook.session, [r for r in relative if r])
     watched = [
         (cwd / p if not Path(p).is_absolute() else Path(p), r)
         for p, r in zip(paths, relative, strict=True)
-        if r and r.lower().endswith(MARKDOWN) and _watched(r, hook.settings.watch)
+        if fasthead.watched_markdown(r, hook.settings.watch)
     ]
     if not watched:
         return ""
@@ -215,17 +215,6 @@ def post_tool_use(hook: Hook) -> str:
     for path, rel in watched:
         index_document(store, path, rel, project=project, agent=hook.host)
     return ""
-
-
-def _relative(path: Path, top: Path) -> str:
-    try:
-        return path.resolve().relative_to(top.resolve()).as_posix()
-    except (ValueError, OSError):
-        return ""  # outside the project: not this session's business
-
-
-def _watched(relative: str, watch: tuple[str, ...]) -> bool:
-    return any(w == "." or relative == w or relative.startswith(w + "/") for w in watch)
 
 
 def session_record(hook: Hook) -> str:

@@ -9,7 +9,9 @@ JSON on stdout. It fails open: it always exits 0, gives up after a hard timeout
 The no-op path (a tool use that wrote nothing: most calls) is decided from the payload alone,
 before the store is looked up, and imports json, os and signal only: not even pathlib or
 typing. Everything past it (finding the store, config.toml, the events' work in
-gitmem.hookevents) loads afterwards. docs/hooks.md explains each event.
+gitmem.hookevents) loads afterwards; a write of anything but Markdown under a watched dir (a
+code edit: the commonest call with work to do) is noted with gitmem.fasthead alone, still
+without pathlib, typing or tomllib. docs/hooks.md explains each event.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
     from typing import IO, Any
+
+    from gitmem.fasthead import HookSettings
 
 __all__ = ["EVENTS", "HOSTS", "main", "written_paths"]
 
@@ -109,7 +112,6 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
         _log(root, f'unknown hook event "{given}"; known: {", ".join(EVENTS)}')
         return 0
     from gitmem import fasthead
-    from gitmem.hookevents import HANDLERS, Hook
 
     limit = STDIN_TIMEOUT  # config.toml is read after stdin, which a broken host may not close
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -130,12 +132,19 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
                 return 0
             limit = settings.timeout
             signal.setitimer(signal.ITIMER_REAL, max(0.01, started + limit - time.monotonic()))
+            written = tuple(written_paths(got)) if event == "post-tool-use" else ()
+            if written and _noted(root, got, env, written, settings):
+                return 0
+            from pathlib import Path
+
+            from gitmem.hookevents import HANDLERS, Hook
+
             hook = Hook(
                 event=event,
                 host=_host(host_flag, got),
-                root=root,
+                root=Path(root),
                 payload=got,
-                written=tuple(written_paths(got)) if event == "post-tool-use" else (),
+                written=written,
                 settings=settings,
                 env=env,
                 started=started,
@@ -159,18 +168,39 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
     return 0
 
 
-def _store(flag: str | None, env: Mapping[str, str]) -> Path | None:
+def _store(flag: str | None, env: Mapping[str, str]) -> str | None:
     """The store's root; None when there is none (no store, no action)."""
     from gitmem import fasthead
 
     try:
-        root = fasthead.store_path(flag, env)
+        root = fasthead.store_dir(flag, env)
         return root if fasthead.is_store(root) else None
     except Exception:  # an unreadable path, an unknown ~user: no store, no action
         return None
 
 
-def _log(root: Path, message: str) -> None:
+def _noted(
+    root: str,
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    written: tuple[str, ...],
+    settings: HookSettings,
+) -> bool:
+    """PostToolUse of files that are not Markdown under a watched dir (code, mostly): note
+    them for the session record, as gitmem.hookevents.post_tool_use would, without loading it
+    (pathlib, typing). False, having done nothing, when the indexer has work."""
+    from gitmem import fasthead
+
+    cwd = str(payload.get("cwd") or env.get("PWD") or ".")  # as Hook.cwd and Hook.session
+    relative = fasthead.project_paths(cwd, written)
+    if any(fasthead.watched_markdown(r, settings.watch) for r in relative):
+        return False
+    session = str(payload.get("session_id") or "unknown")
+    fasthead.note_files(os.path.join(root, ".gitmem"), session, [r for r in relative if r])
+    return True
+
+
+def _log(root: str, message: str) -> None:
     from gitmem.hookevents import log
 
     log(root, message)

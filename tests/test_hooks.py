@@ -505,30 +505,85 @@ LIGHT = """
 import io, json, os, sys
 from gitmem.hooks import main
 main(["post-tool-use"], os.environ, io.BytesIO(sys.stdin.buffer.read()), io.StringIO())
-print(json.dumps(sorted(m for m in sys.modules if m.startswith("gitmem") or m == "sqlite3")))
+print(json.dumps(sorted(sys.modules)))
 """
 
 
-def test_a_code_edit_stays_on_the_light_path(store_path: Path, project: Path) -> None:
-    """The most common tool use appends a line: it must not load the session, context or
-    index modules (dataclasses, datetime and SQLite would double its cost)."""
+def light_run(store_path: Path, project: Path) -> list[str]:
+    """A code edit in a new process, without site (an editable install's import finder loads
+    pathlib and typing itself): the modules it loaded."""
     import os
     import sys
 
+    import gitmem
+
     done = subprocess.run(
-        [sys.executable, "-c", LIGHT],
+        [sys.executable, "-S", "-c", LIGHT],
         input=payload("claude-code/post_tool_use_edit", project),
         capture_output=True,
-        env={**os.environ, "GITMEM_STORE": str(store_path)},
+        env={
+            **os.environ,
+            "GITMEM_STORE": str(store_path),
+            "PYTHONPATH": str(Path(gitmem.__file__).parents[1]),
+        },
         check=True,
     )
-    loaded = json.loads(done.stdout)
-    assert loaded == [
+    return list(json.loads(done.stdout))
+
+
+def test_a_code_edit_stays_on_the_light_path(store_path: Path, project: Path) -> None:
+    """The most common tool use with work to do appends a line: it must not load the session,
+    context or index modules (dataclasses, datetime and SQLite would double its cost), nor
+    the event handlers, pathlib or typing; and, once the parsed `[hooks]` table is cached, not
+    tomllib either."""
+    light_run(store_path, project)  # parses config.toml and caches the table
+    loaded = light_run(store_path, project)
+    assert [m for m in loaded if m.startswith("gitmem")] == [
         "gitmem",
         "gitmem.fasthead",
-        "gitmem.hookevents",
         "gitmem.hooks",
-        "gitmem.project",
     ]
+    assert not {"typing", "pathlib", "tomllib", "dataclasses", "sqlite3"} & set(loaded)
+    assert not log_text(store_path)
     files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
+    assert files.read_text() == "src/app.py\nsrc/app.py\n"
+
+
+def test_a_changed_config_is_read_again(store_path: Path, project: Path) -> None:
+    """The cached `[hooks]` table is keyed by config.toml's text: an edit counts at once."""
+    edit = payload("claude-code/post_tool_use_edit", project)
+    files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
+    run_hook("post-tool-use", edit, store_path)
     assert files.read_text() == "src/app.py\n"
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + '\n[hooks]\ndisabled = ["PostToolUse"]\n')
+    assert run_hook("post-tool-use", edit, store_path) == HookRun(0, "")
+    assert files.read_text() == "src/app.py\n"
+    config.write_text(config.read_text().replace("PostToolUse", "stop"))
+    run_hook("post-tool-use", edit, store_path)
+    assert files.read_text() == "src/app.py\nsrc/app.py\n"
+    assert not log_text(store_path)
+
+
+@pytest.mark.parametrize(
+    ("written", "noted"),
+    [
+        ("src/app.py", "src/app.py"),  # relative to the payload's cwd
+        ("{cwd}/./src/../lib/x.py", "lib/x.py"),
+        ("{cwd}/link/app.py", "src/app.py"),  # through a symlink, as resolve() does
+        ("/elsewhere/app.py", None),  # outside the project: not noted
+    ],
+)
+def test_a_code_edit_is_noted_relative_to_the_project(
+    store_path: Path, project: Path, written: str, noted: str | None
+) -> None:
+    (project / "src").mkdir()
+    (project / "link").symlink_to(project / "src")
+    sub = project / "src"  # the host's cwd may be below the work tree's top
+    data = json.loads(payload("claude-code/post_tool_use_edit", sub))
+    data["tool_input"]["file_path"] = written.replace("{cwd}", str(project))
+    if not written.startswith(("{", "/")):
+        data["cwd"] = str(project)
+    run_hook("post-tool-use", json.dumps(data).encode(), store_path)
+    files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
+    assert (files.read_text() if files.exists() else None) == (noted and noted + "\n")

@@ -124,6 +124,34 @@ def test_hook_settings_fall_back_field_by_field(store_path: Path) -> None:
     assert len(problems) == 2 and "hooks.context_bytes" in problems[0]
 
 
+def test_hook_settings_are_cached_by_the_text_of_config_toml(store_path: Path) -> None:
+    """The parsed `[hooks]` table is kept in the cache, so that hooks need not import tomllib;
+    a changed config.toml, or a broken cache, is parsed again."""
+    import json
+
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + "\n[hooks]\ncontext_bytes = 1000\n")
+    assert fasthead.hook_settings(store_path)[0].context_bytes == 1000
+    cache = store_path / ".gitmem" / fasthead.SETTINGS_CACHE
+    data = json.loads(cache.read_text())
+    assert data["config"] == config.read_text() and data["hooks"] == {"context_bytes": 1000}
+    cache.write_text(json.dumps({**data, "hooks": {"context_bytes": 2000}}))
+    assert fasthead.hook_settings(store_path)[0].context_bytes == 2000  # the cache is read
+    config.write_text(config.read_text().replace("1000", "3000"))
+    assert fasthead.hook_settings(store_path)[0].context_bytes == 3000
+    cache.write_text("{not json")
+    assert fasthead.hook_settings(store_path)[0].context_bytes == 3000
+    assert json.loads(cache.read_text())["hooks"] == {"context_bytes": 3000}
+
+
+def test_hook_settings_with_dates_are_not_cached(store_path: Path) -> None:
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + "\n[hooks]\ntimeout = 2021-01-01\n")
+    settings, problems = fasthead.hook_settings(store_path)
+    assert settings.timeout == 8.0 and "hooks.timeout" in problems[0]
+    assert not (store_path / ".gitmem" / fasthead.SETTINGS_CACHE).exists()
+
+
 # --- the context block ---------------------------------------------------------------------
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
