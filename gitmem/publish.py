@@ -75,10 +75,31 @@ class Publisher:
         """The public commit for `tip`. `public`: commits known to be public (the remote's
         tip): they and their ancestors twin to themselves."""
         hidden = [c for c in (*public, self._tip) if c is not None and self._known(c)]
-        for commit_id in self.repo.between(tip, hidden):
-            if commit_id not in self._twins and commit_id not in self._private:
-                self._project(self.repo.commit(commit_id))
+        todo = [
+            c
+            for c in self.repo.between(tip, hidden)
+            if c not in self._twins and c not in self._private
+        ]
+        withheld = self._withheld(tip, todo)
+        for commit_id in todo:
+            self._project(self.repo.commit(commit_id), withheld)
         return self._twins.get(tip, tip)
+
+    def _withheld(self, tip: str, todo: Sequence[str]) -> frozenset[str]:
+        """Ids of records that these unpublished commits wrote and that are private at `tip`:
+        a record written as shared and made private before it was ever pushed must not leave
+        in the commits that still hold it as shared."""
+        paths: set[str] = set()
+        for commit_id in todo:
+            parents = self.repo.commit(commit_id).parents
+            for change in self.repo.diff(parents[0] if parents else None, commit_id):
+                if change.path.startswith(_RECORDS) and change.path.endswith(".md"):
+                    paths.add(change.path)
+        return frozenset(
+            _stem(path)
+            for path in paths
+            if (data := self.repo.blob_at(tip, path)) is not None and is_private(data)
+        )
 
     def save(self, tip: str) -> None:
         """Remember the twins and `tip`'s private paths (under the store's write lock)."""
@@ -95,13 +116,13 @@ class Publisher:
     def _known(self, commit_id: str) -> bool:
         return self.repo.resolve(commit_id) is not None
 
-    def _project(self, c: Commit) -> None:
+    def _project(self, c: Commit, withheld: frozenset[str]) -> None:
         # Diff against the parent with the fewest changes to look at: for a sync's merge that
         # is the remote's tip (public, so no private paths), which differs only by our side's
         # few writes, where the first parent differs by everything the remote brought.
         public_parents = [p for p in c.parents[1:] if not self._private_at(p)]
         first = public_parents[-1] if public_parents else (c.parents[0] if c.parents else None)
-        private, touched = self._private_step(c, first)
+        private, touched = self._private_step(c, first, withheld)
         self._private[c.id] = private
         parents = self._twin_parents(c.parents)
         if not private and parents == list(c.parents):
@@ -120,17 +141,23 @@ class Publisher:
             return twins
         return [t for t in twins if not any(o != t and self.repo.is_ancestor(t, o) for o in twins)]
 
-    def _private_step(self, c: Commit, first: str | None) -> tuple[frozenset[str], bool]:
-        """The private paths in c's tree, and whether c changed any private path."""
+    def _private_step(
+        self, c: Commit, first: str | None, withheld: frozenset[str]
+    ) -> tuple[frozenset[str], bool]:
+        """The private paths in c's tree (records private there, or withheld: private at the
+        tip being published), and whether c changed any of them."""
         if first is None:
-            return self._scan(c.id), bool(self._scan(c.id))
+            found = self._scan(c.id, withheld)
+            return found, bool(found)
         before = self._private_at(first)
         private = set(before)
         touched = False
         for change in self.repo.diff(first, c.id):
             if not change.path.startswith(_RECORDS):
                 continue
-            if change.new is not None and is_private(self.repo.blob(change.new)):
+            if change.new is not None and (
+                _stem(change.path) in withheld or is_private(self.repo.blob(change.new))
+            ):
                 private.add(change.path)
             else:
                 private.discard(change.path)
@@ -146,12 +173,18 @@ class Publisher:
             self._private[commit_id] = self._scan(commit_id)
         return self._private[commit_id]
 
-    def _scan(self, commit_id: str) -> frozenset[str]:
+    def _scan(self, commit_id: str, withheld: frozenset[str] = frozenset()) -> frozenset[str]:
         return frozenset(
             path
             for path, blob in self.repo.files(commit_id, _RECORDS.rstrip("/"))
-            if path.endswith(".md") and is_private(self.repo.blob(blob))
+            if path.endswith(".md")
+            and (_stem(path) in withheld or is_private(self.repo.blob(blob)))
         )
+
+
+def _stem(path: str) -> str:
+    """A record's id from its path (records/<type>/<YYYY-MM>/<id>.md)."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _neutral(c: Commit) -> str:

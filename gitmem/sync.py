@@ -32,6 +32,8 @@ from gitmem.publish import Publisher
 if TYPE_CHECKING:
     from gitmem.api import Store
 
+MEMORY_BRANCH = "main"  # the branch `gitmem init` makes
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "SyncResult",
@@ -405,6 +407,8 @@ def clone(
         what=f"cloning {url}",
     )
     if not (path / "config.toml").exists():
+        _check_out_memory_branch(path, env, timeout)
+    if not (path / "config.toml").exists():
         raise GitmemError(
             f"{url} holds no gitmem store (no config.toml; an empty remote?) — the clone at "
             f'{path} was left for you to inspect; to start a memory there, run "gitmem init '
@@ -415,3 +419,27 @@ def clone(
     with exclude.open("a", encoding="utf-8") as handle:
         handle.write(".gitmem/\n")
     return path
+
+
+def _check_out_memory_branch(path: Path, env: Mapping[str, str], timeout: float) -> None:
+    """A bare repository made by `git init --bare` on a machine whose git still defaults to
+    `master` names that as its HEAD, while gitmem pushes `main`: `git clone` then checks out
+    nothing. Check out the remote's `main` when there is one."""
+    deadline = Deadline.after(timeout)
+    try:
+        run_git(
+            ["rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{MEMORY_BRANCH}"],
+            cwd=path,
+            env=env,
+            deadline=deadline,
+            what="looking for the memory's branch",
+        )
+    except GitFailed:
+        return
+    run_git(
+        ["checkout", "--quiet", "-B", MEMORY_BRANCH, f"origin/{MEMORY_BRANCH}"],
+        cwd=path,
+        env=env,
+        deadline=deadline,
+        what=f"checking out {MEMORY_BRANCH}",
+    )

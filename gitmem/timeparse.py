@@ -55,7 +55,10 @@ def parse_duration(text: str) -> timedelta:
     match = _RELATIVE.match(value)
     if match is None or match.group(2) not in _UNITS:
         raise UsageError(f'"{text}" is not a duration; use e.g. 90d, 12h, 2w or 30 (days)')
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    try:
+        return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    except OverflowError:
+        raise UsageError(f'"{text}" is too long a duration; use e.g. 90d, 12h or 2w') from None
 
 
 def parse_moment(text: str, now: datetime | None = None) -> datetime:
@@ -70,7 +73,10 @@ def parse_moment(text: str, now: datetime | None = None) -> datetime:
         return day - timedelta(days=1) if lowered == "yesterday" else day
     match = _RELATIVE.match(lowered)
     if match and match.group(2) in _UNITS:
-        return current - timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        try:
+            return current - timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        except OverflowError:  # before the year 1: no memory is that old
+            raise UsageError(f'"{text}" reaches back before the year 1; use {ACCEPTED}') from None
     try:
         iso = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
         moment = datetime.fromisoformat(iso)

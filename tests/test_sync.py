@@ -408,3 +408,19 @@ def _blob_id(text: str) -> str:
 
 def git_in(cwd: Path, *args: str, text: str) -> None:
     subprocess.run(["git", *args], input=text.encode(), cwd=cwd, check=True, capture_output=True)
+
+
+def test_clone_of_a_bare_remote_whose_head_names_master(tmp_path: Path) -> None:
+    # `git init --bare` on a git that still defaults to master: its HEAD names a branch that
+    # gitmem never pushes, so a plain `git clone` checks out nothing.
+    bare = tmp_path / "plain.git"
+    git(tmp_path, "-c", "init.defaultBranch=master", "init", "--quiet", "--bare", str(bare))
+    assert "master" in (bare / "HEAD").read_text()
+    origin, _ = Store.init(tmp_path / "origin")
+    git(origin.root, "remote", "add", "origin", str(bare))
+    rid = fact(origin, "Releases are cut on Thursdays")
+    run_sync(origin)
+    copy = make_clone(bare, "copy")
+    assert rid in copy.catalog()
+    assert git(copy.root, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert_clean(copy.root)

@@ -143,3 +143,19 @@ def test_the_users_core_ssh_command_is_used(remote: Path, tmp_path: Path) -> Non
     with pytest.raises(GitFailed):
         run_sync(a, timeout=10)
     assert used.exists()
+
+
+def test_a_record_made_private_before_its_first_sync_never_leaves(remote: Path) -> None:
+    a = make_clone(remote, "a")
+    shared = fact(a, "Deploys happen on Tuesdays")
+    secret = fact(a, "Okapi budget", "Okapi figures for the next quarter")
+    a.amend(secret, {"scope": "private"})  # shared when written, private before any sync
+    fact(a, "Another shared thing")
+    run_sync(a)
+    everything = remote_objects(remote)
+    for leak in ("Okapi", "okapi", secret):
+        assert leak not in everything
+    b = make_clone(remote, "b")
+    assert shared in b.catalog() and secret not in b.catalog()
+    assert secret in a.catalog()
+    subprocess.run(["git", "fsck", "--strict"], cwd=remote, check=True, capture_output=True)

@@ -265,6 +265,8 @@ def test_bad_when_exits_2_lists_the_forms_and_writes_nothing(
         ["list", "--as-of", "nope"],
         ["history", "port-db0004", "--as-of", "nope"],
         ["diff", "whenever"],
+        ["recall", "queue", "--as-of", "100000 years ago"],  # before the year 1
+        ["diff", "--since", "99999999999w"],
     ):
         out = gm(*command)
         assert out.code == 2, command
