@@ -259,5 +259,10 @@ def written_paths(payload: Mapping[str, Any]) -> list[str]:
 
 
 def run() -> None:
-    """`python -m gitmem hook ...` lands here (gitmem/__main__.py)."""
-    sys.exit(main(sys.argv[2:], os.environ, sys.stdin.buffer, sys.stdout))
+    """`python -m gitmem hook ...` lands here (gitmem/__main__.py). Exit 0 whatever happens:
+    main fails open itself, and this is the last guard for what it does before its own."""
+    try:
+        code = main(sys.argv[2:], os.environ, sys.stdin.buffer, sys.stdout)
+    except BaseException:  # a hook must never fail the agent
+        code = 0
+    sys.exit(code)
