@@ -17,19 +17,18 @@ another version is rebuilt, with a one-line notice.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.catalog import Catalog, CatalogCorrupt, Entry, Filter
 from gitmem.errors import GitmemError, RecordInvalid
+from gitmem.lock import cache_lock
 from gitmem.record import Record, parse
 from gitmem.store import RECORDS_DIR, Store
 from gitmem.textindex import TextDoc, TextIndex, TextIndexCorrupt
@@ -178,26 +177,8 @@ class Index:
         self._entry_cache.clear()
         self._matrix, self._matrix_key = None, None
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.store.cache_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.store.cache_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + _LOCK_TIMEOUT
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise GitmemError(
-                            "another process has been updating the search index for over "
-                            f"{_LOCK_TIMEOUT:g} s; try again later"
-                        ) from None
-                    time.sleep(0.02)
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> AbstractContextManager[None]:
+        return cache_lock(self.store.cache_dir / "index.lock", _LOCK_TIMEOUT, "the search index")
 
     def _update(self, progress: Progress | None) -> None:
         assert self._catalog is not None and self._text is not None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError
 
-__all__ = ["Journal", "LockTimeout", "acquire", "write_lock"]
+__all__ = ["Journal", "LockTimeout", "acquire", "cache_lock", "write_lock"]
 
 LOCK_NAME = "gitmem-write.lock"
 JOURNAL_NAME = "gitmem-journal.json"
@@ -73,6 +73,24 @@ def write_lock(
         journal_path.unlink(missing_ok=True)
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+@contextmanager
+def cache_lock(path: Path, timeout: float, what: str) -> Iterator[None]:
+    """Held by whoever updates or rebuilds a cache (`what`, for the message): a flock on
+    `path`, which dies with its holder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            acquire(fd, path, timeout)
+        except LockTimeout:
+            raise GitmemError(
+                f"another process has been updating {what} for over {timeout:g} s; try again later"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def acquire(fd: int, lock_path: Path, timeout: float) -> None:

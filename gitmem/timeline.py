@@ -33,14 +33,14 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from gitmem.catalog import Entry, entry_from_row, entry_row
 from gitmem.errors import GitmemError, RecordInvalid
 from gitmem.index import IndexDoc, ModelRef, embed_docs
-from gitmem.lock import LockTimeout, acquire
+from gitmem.lock import cache_lock
 from gitmem.record import parse
 from gitmem.store import RECORDS_DIR, Store
 from gitmem.textindex import TextDoc, TextIndex, TextIndexCorrupt
@@ -169,22 +169,10 @@ class Timeline:
         self._seen = None
         self._entries.clear()
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.store.cache_dir.mkdir(parents=True, exist_ok=True)
-        path = self.store.cache_dir / "timeline.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                acquire(fd, path, _LOCK_TIMEOUT)
-            except LockTimeout:
-                raise GitmemError(
-                    "another process has been updating the time-travel cache for over "
-                    f"{_LOCK_TIMEOUT:g} s; try again later"
-                ) from None
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> AbstractContextManager[None]:
+        return cache_lock(
+            self.store.cache_dir / "timeline.lock", _LOCK_TIMEOUT, "the time-travel cache"
+        )
 
     def _rebuild(self) -> None:
         """Build in a new directory and swap it in, so a reader never sees half of it."""
