@@ -3,6 +3,9 @@ shared machine can measure honestly).
 
     .venv/bin/python benchmarks/ab_rebuild.py --base 683fa24 --records 20000 \
         --model benchmarks/.models/minilm-distilled-256
+
+`--store DIR` rebuilds a store made earlier (its config must name the model) instead of
+making one; `--json FILE` writes the times.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import make_store
+from _common import machine, make_store, write_json
 from bench_recall import configure_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,9 +49,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--model", required=True)
+    parser.add_argument("--store", help="Rebuild this store (a copy of one made before).")
+    parser.add_argument("--json", help="Write the figures here.")
     args = parser.parse_args()
-    root = make_store(args.records)
-    configure_model(root, args.model)
+    if args.store:
+        root = Path(args.store)
+    else:
+        root = make_store(args.records)
+        configure_model(root, args.model)
     with tempfile.TemporaryDirectory() as tmp:
         sources = {}
         for name, revision in (("base", args.base), ("head", args.head)):
@@ -70,6 +78,10 @@ def main() -> None:
         print(f"{name} ({getattr(args, name)}): " + ", ".join(f"{v:.1f} s" for v in values))
     ratios = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
     print("head / base per round: " + ", ".join(f"{r:.2f}" for r in ratios))
+    write_json(
+        args.json,
+        {"machine": machine(), "base": args.base, "head": args.head, **times, "ratios": ratios},
+    )
 
 
 if __name__ == "__main__":

@@ -174,8 +174,13 @@ class GitRepo:
         return str(entry.id) if entry.type_str == "blob" else None
 
     def blob(self, blob_id: str) -> bytes:
-        data: bytes = self._repo[blob_id].peel(pygit2.Blob).data
-        return data
+        """A blob's bytes (KeyError if there is none). Read from the object database directly:
+        half the cost of making an object first, and an index build reads every blob."""
+        kind, data = self._repo.odb.read(pygit2.Oid(hex=blob_id))
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise KeyError(f"{blob_id} is not a blob")
+        out: bytes = data
+        return out
 
     def files(self, commit_id: str | None, prefix: str) -> Iterator[tuple[str, str]]:
         """(path, blob id) of every file under `prefix` at a commit, in path order."""

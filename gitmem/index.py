@@ -20,35 +20,41 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gitmem.catalog import Catalog, CatalogCorrupt, Entry, Filter
-from gitmem.errors import GitmemError, RecordInvalid
+from gitmem.errors import GitmemError
 from gitmem.lock import cache_lock
-from gitmem.record import Record, parse
-from gitmem.store import RECORDS_DIR, Store
-from gitmem.textindex import TextDoc, TextIndex, TextIndexCorrupt
+from gitmem.textindex import TextIndex, TextIndexCorrupt
 
+# What writes the index (gitmem.indexbuild, gitmem.store) is imported where it is used: it
+# loads pygit2 and a process pool, ~150 ms that a recall of a current index (gitmem.quickrecall)
+# does without.
 if TYPE_CHECKING:
     from gitmem.embedding import Embedder
+    from gitmem.git import GitRepo
+    from gitmem.indexbuild import IndexDoc
 
-__all__ = ["Index", "IndexDoc", "ModelRef", "Progress", "embed_docs"]
+__all__ = ["Index", "IndexedStore", "ModelRef", "Progress", "embed_docs"]
 
 Progress = Callable[[int, int], None]
+RECORDS_DIR = "records"  # gitmem.store's (a test holds them together), without importing it
 _BATCH = 2000
 _LOCK_TIMEOUT = 300.0
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class ModelRef:
     """An embedding model known by name (what the index is stamped with), loaded on first use:
     a recall that finds the index current and asks for keywords only never pays for it."""
 
-    def __init__(self, name: str, load: Callable[[], Embedder]) -> None:
+    def __init__(self, name: str, load: Callable[[], Embedder], folder: Path | None = None) -> None:
         self.name = name
+        self.folder = folder  # where another process can load the same model from
         self._load = load
         self._model: Embedder | None = None
 
@@ -68,20 +74,25 @@ class ModelRef:
                 raise embedding.ModelUnavailable(f"no embedding model at {folder}")
             return model
 
-        return cls(f"{spec}@{embedding.fingerprint(folder)}", load)
+        return cls(f"{spec}@{embedding.fingerprint(folder)}", load, folder)
 
 
-@dataclass(frozen=True)
-class IndexDoc:
-    record: Record
-    path: str
-    blob: str
+class IndexedStore(Protocol):
+    """What the index needs of a store: its cache directory and HEAD to read it, and its
+    repository to catch up. gitmem.store.Store is one; gitmem.quickrecall passes one without a
+    repository, for an index it only reads while it is current."""
+
+    @property
+    def cache_dir(self) -> Path: ...
+    @property
+    def repo(self) -> GitRepo: ...
+    def head(self) -> str | None: ...
 
 
 class Index:
     """Every search first calls `ensure_current`."""
 
-    def __init__(self, store: Store, model: ModelRef | None) -> None:
+    def __init__(self, store: IndexedStore, model: ModelRef | None) -> None:
         self.store = store
         self.model = model
         self.root = store.cache_dir / "index"
@@ -93,6 +104,7 @@ class Index:
         # long-lived process (an MCP server, a batch) asks for the same records again and again,
         # and mapping the vector file anew for each query costs a page fault per 4 KiB.
         self._entry_cache: dict[str, Entry] = {}
+        self._owner_cache: dict[int, str] = {}
         self._loaded_generation = -1
         self._matrix: Any = None
         self._matrix_key: tuple[int, ...] | None = None
@@ -103,13 +115,20 @@ class Index:
 
     # --- keeping up with HEAD ----------------------------------------------------------------
 
+    def current(self) -> bool:
+        """Whether the index opens cleanly and mirrors HEAD (its readers then see that commit):
+        all a read needs. The fast recall path (gitmem.quickrecall) asks only this."""
+        head = self.store.head()
+        if self._load() is None and self._stamp() == head:
+            self._refresh_readers(head)
+            return True
+        return False
+
     def ensure_current(self, progress: Progress | None = None) -> None:
         """Catch up with HEAD (or rebuild) if the index is behind, missing or unusable."""
-        head = self.store.head()
-        problem = self._load()
-        if problem is None and self._stamp() == head:
-            self._refresh_readers(head)
+        if self.current():
             return
+        head = self.store.head()
         with self._locked():
             problem = self._load()
             if problem is not None:
@@ -135,6 +154,7 @@ class Index:
             if self._text is not None:
                 self._text.reload()
             self._entry_cache.clear()
+            self._owner_cache.clear()
         self._seen_commit = head
 
     def _load(self) -> str | None:
@@ -175,6 +195,7 @@ class Index:
         self._catalog = None
         self._text = None
         self._entry_cache.clear()
+        self._owner_cache.clear()
         self._matrix, self._matrix_key = None, None
 
     def _locked(self) -> AbstractContextManager[None]:
@@ -196,7 +217,9 @@ class Index:
                 removed.add(Path(change.path).stem)
             if change.new is not None:
                 added.append((change.path, change.new))
-        docs = list(self._parse(added))
+        from gitmem.indexbuild import read_docs
+
+        docs = read_docs(repo, added, self.notices)
         removed -= {d.record.id for d in docs}
         vectors = self._vectors_file()
         if vectors is not None:
@@ -219,8 +242,10 @@ class Index:
             for path, blob in self.store.repo.files(head, RECORDS_DIR)
             if _is_record(path)
         ]
-        self._write(catalog, text, self._parse(files), set(), head, progress, fresh, len(files))
-        catalog.close()
+        try:
+            self._fill(catalog, text, files, head, progress, fresh)
+        finally:
+            catalog.close()
         old = self.root.with_name(f"index.old-{os.getpid()}")
         if self.root.exists():
             os.replace(self.root, old)
@@ -229,48 +254,64 @@ class Index:
         if self._load() is not None:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
 
-    def _parse(self, files: Sequence[tuple[str, str]]) -> Iterator[IndexDoc]:
-        """Records found at their own path. A file elsewhere (renamed or copied by hand) is
-        left out, so one id is one file and an update agrees with a rebuild."""
-        for path, blob in files:
-            try:
-                record = parse(self.store.repo.blob(blob).decode("utf-8"))
-            except (UnicodeDecodeError, RecordInvalid):
-                self.notices.append(f"{path} is not a valid record; left out of search")
-                continue
-            if record.path != path:
-                self.notices.append(
-                    f"{path} holds {record.id}, whose place is {record.path}; left out of "
-                    'search — "gitmem validate" explains'
-                )
-                continue
-            yield IndexDoc(record, path, blob)
+    def _fill(
+        self,
+        catalog: Catalog,
+        text: TextIndex,
+        files: Sequence[tuple[str, str]],
+        head: str | None,
+        progress: Progress | None,
+        root: Path,
+    ) -> None:
+        """Index every file into a new, empty index: batches are prepared (in worker
+        processes for a large store, see gitmem.indexbuild) and written in file order."""
+        vectors = self._vectors_file(root)
+        embedder = None if vectors is None or self.model is None else self.model.get()
+        folder = None if self.model is None else self.model.folder
+        meta = {"commit": head or "", "model": self.model_name}
+        done = 0
+        from gitmem.indexbuild import prepared
+
+        with text.filling() as add:
+            for batch in prepared(self.store.repo, files, embedder, folder, _BATCH):
+                self.notices.extend(batch.notices)
+                rows = _rows(vectors, batch.vectors, batch.docs, batch.counts)
+                add(batch.text)
+                entries = [
+                    (d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in batch.docs
+                ]
+                catalog.apply((), entries, {})
+                done += len(batch.docs)
+                if progress is not None:
+                    progress(done, max(len(files), done))
+        catalog.apply((), [], meta)
+        if progress is not None and not files:
+            progress(0, 0)
 
     def _write(
         self,
         catalog: Catalog,
         text: TextIndex,
-        docs: Iterable[IndexDoc],
+        docs: Sequence[IndexDoc],
         removed: set[str],
         head: str | None,
         progress: Progress | None,
-        root: Path | None = None,
-        total: int | None = None,
     ) -> None:
-        """Index `docs` (parsed as they are consumed, a batch at a time) and drop `removed`.
-        One thread: an embedding thread beside the parser was slower (measured at 20k and 100k
-        records), because tokenizing and parsing both need the GIL and trade it per call."""
-        vectors = self._vectors_file(root)
+        """Index `docs` (a catch-up's changed records) and drop `removed`, in this process."""
+        vectors = self._vectors_file()
         embedder = None if vectors is None or self.model is None else self.model.get()
         written: list[IndexDoc] = []
         rows: dict[str, list[int]] = {}
-        for batch in _batches(docs, _BATCH):
+        for start in range(0, len(docs), _BATCH):
+            batch = docs[start : start + _BATCH]
             written.extend(batch)
             if embedder is not None:
                 rows.update(embed_docs(embedder, vectors, batch))
             if progress is not None:
-                progress(len(written), max(total or 0, len(written)))
-        text.write([_text_doc(d) for d in written], sorted(removed))
+                progress(len(written), len(docs))
+        from gitmem.indexbuild import text_doc
+
+        text.write([text_doc(d) for d in written], sorted(removed))
         catalog.apply(
             removed,
             [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in written],
@@ -347,30 +388,51 @@ class Index:
         want = n + n // 2
         while True:
             pairs = top_rows(matrix, q, want, subset)
-            owners = self._catalog.owners([row for row, _ in pairs])
-            entries = self.entries(list(owners.values()))
-            best: dict[str, float] = {}
-            for row, score in pairs:
-                rid = owners.get(row)
-                entry = None if rid is None else entries.get(rid)
-                if rid is None or entry is None or not flt.admits(entry):
-                    continue
-                best.setdefault(rid, score)
+            best = self._best_chunks(pairs, n, flt)
             if len(best) >= n or len(pairs) < want:
                 ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
                 return ranked[:n]
             want *= 4
 
+    def _best_chunks(self, pairs: list[tuple[int, float]], n: int, flt: Filter) -> dict[str, float]:
+        """Each admitted record's best score among `pairs` (best first), as far as the top `n`
+        records need: below the n-th record's score nothing can enter them (records tying with
+        it still can, as ties go by id), so the catalog is not asked about the rest: a third of
+        the semantic half's look-ups at 100k records."""
+        owners = self._owners([row for row, _ in pairs])
+        order = list(dict.fromkeys(rid for row, _ in pairs if (rid := owners.get(row))))
+        place = {rid: i for i, rid in enumerate(order)}
+        entries: dict[str, Entry] = {}
+        asked = 0  # entries of order[:asked] are fetched
+        best: dict[str, float] = {}
+        cut = None
+        for row, score in pairs:
+            rid = owners.get(row)
+            if cut is not None and score < cut:
+                break
+            if rid is None or rid in best:
+                continue
+            if place[rid] >= asked:
+                more = order[asked : asked + max(n - len(best), 16)]
+                entries.update(self.entries(more))
+                asked += len(more)
+            entry = entries.get(rid)
+            if entry is None or not flt.admits(entry):
+                continue
+            best[rid] = score
+            if len(best) == n:
+                cut = score
+        return best
+
+    def _owners(self, rows: list[int]) -> dict[int, str]:
+        """Record id of each live row, cached like entries and dropped with the vector file's
+        mapping too (see _vector_matrix)."""
+        assert self._catalog is not None
+        return _cached(self._owner_cache, rows, self._catalog.owners, 400_000)
+
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         assert self._catalog is not None
-        cache = self._entry_cache
-        missing = [i for i in ids if i not in cache]
-        found = self._catalog.entries(missing) if missing else {}
-        if len(cache) > 200_000:
-            cache.clear()
-        cache.update(found)
-        # Read with get: the other half of a recall may clear the cache from its thread.
-        return {i: e for i in ids if (e := found.get(i) or cache.get(i)) is not None}
+        return _cached(self._entry_cache, ids, self._catalog.entries, 200_000)
 
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file."""
@@ -384,6 +446,8 @@ class Index:
             key = (rows, 0, 0)
         if key != self._matrix_key:
             self._matrix, self._matrix_key = vectors.matrix(rows), key
+            # Another process's compaction renumbers rows into a new file under the same stamp.
+            self._owner_cache.clear()
         return self._matrix
 
     def stats(self) -> dict[str, Any]:
@@ -398,43 +462,40 @@ class Index:
         }
 
 
-def _batches(docs: Iterable[IndexDoc], size: int) -> Iterator[list[IndexDoc]]:
-    batch: list[IndexDoc] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def _cached(
+    cache: dict[_K, _V], keys: Sequence[_K], fetch: Callable[[list[_K]], dict[_K, _V]], cap: int
+) -> dict[_K, _V]:
+    """What `fetch` says of `keys`, asked only for those `cache` lacks (emptied past `cap`).
+    Read with get: the other half of a recall may clear the cache from its thread."""
+    missing = [k for k in keys if k not in cache]
+    found = fetch(missing) if missing else {}
+    if len(cache) > cap:
+        cache.clear()
+    cache.update(found)
+    return {k: v for k in keys if (v := found.get(k) or cache.get(k)) is not None}
 
 
 def _is_record(path: str) -> bool:
     return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
 
 
-def _text_doc(doc: IndexDoc) -> TextDoc:
-    r = doc.record
-    return TextDoc(r.id, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)
-
-
 def embed_docs(embedder: Embedder, vectors: Any, docs: Sequence[IndexDoc]) -> dict[str, list[int]]:
-    """Embed every chunk of every record; a record's rows are contiguous."""
-    from gitmem.embedding import chunks
-    from gitmem.vectors import normalise
+    """Embed every chunk of every record into `vectors`; the rows of each record."""
+    from gitmem.indexbuild import embed
 
-    texts: list[str] = []
-    owners: list[str] = []
-    for doc in docs:
-        r = doc.record
-        head = f"{r.title}\n{r.abstract}".strip()
-        for piece in chunks(r.body) or [""]:
-            texts.append(f"{head}\n{piece}".strip())
-            owners.append(r.id)
-    if not texts:
+    matrix, counts = embed(embedder, docs)
+    return _rows(vectors, matrix, docs, counts)
+
+
+def _rows(
+    vectors: Any, matrix: Any, docs: Sequence[IndexDoc], counts: Sequence[int]
+) -> dict[str, list[int]]:
+    """Append `matrix` to `vectors`; each record's rows (contiguous, in `docs` order)."""
+    if vectors is None or matrix is None:
         return {}
-    first = vectors.append(normalise(embedder.encode(texts)))
+    row = vectors.append(matrix)
     rows: dict[str, list[int]] = {}
-    for offset, rid in enumerate(owners):
-        rows.setdefault(rid, []).append(first + offset)
+    for doc, count in zip(docs, counts, strict=True):
+        rows.setdefault(doc.record.id, []).extend(range(row, row + count))
+        row += count
     return rows

@@ -379,6 +379,7 @@ def _fast_load(front: str) -> dict[str, Any] | None:
     return data
 
 
+@functools.lru_cache(maxsize=4096)  # types, agents, scopes, tags: the same few, again and again
 def _fast_scalar(raw: str, *, in_flow: bool) -> str | None:
     if raw.startswith('"'):
         match = _QUOTED.fullmatch(raw)

@@ -38,7 +38,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,15 @@ import tantivy
 
 from gitmem.errors import GitmemError
 
-__all__ = ["TextDoc", "TextHit", "TextIndex", "TextIndexBusy", "TextIndexCorrupt"]
+__all__ = [
+    "TextDoc",
+    "TextFields",
+    "TextHit",
+    "TextIndex",
+    "TextIndexBusy",
+    "TextIndexCorrupt",
+    "text_fields",
+]
 
 # Bump the number in these names whenever tokenisation or a derived field changes: an index
 # built the old way then fails the schema check and is rebuilt.
@@ -55,6 +63,7 @@ _EN = "gitmem1_en"
 _WORDS = "gitmem1_words"
 _TEXT = ("title", "abstract", "tags", "body")
 _Field = tuple[str, str, str, str, bool]  # name, type, tokenizer, postings, stored
+TextFields = tuple[dict[str, Any], bytes]  # a searched document's fields, the stored source
 _MAIN: tuple[_Field, ...] = (
     ("id", "text", "raw", "basic", True),
     ("blob", "text", "raw", "basic", True),
@@ -165,7 +174,7 @@ class TextIndex:
 
     def write(self, add: Sequence[TextDoc], delete_ids: Sequence[str]) -> None:
         """One commit: drop `delete_ids` and every id in `add`, then add `add` (last one wins)."""
-        latest = {doc.id: _cleaned(doc) for doc in add}
+        latest = {doc.id: doc for doc in add}
         doomed = set(delete_ids) | latest.keys()
         if not doomed:
             return
@@ -178,7 +187,7 @@ class TextIndex:
             carry = self._carry(doomed)
             threads = 2 if len(carry) + len(latest) > _BIG_BATCH else 1
             main = _writer(self._main, self._directory, threads, 40_000_000 * threads)
-            try:
+            with _committing(source, main):
                 for ident in sorted(doomed):
                     source.delete_documents_by_term("id", ident)
                 for ident in sorted(doomed | {doc.id for doc in carry}):
@@ -186,17 +195,28 @@ class TextIndex:
                 for doc in carry:
                     main.add_document(_document(doc))
                 for doc in latest.values():
-                    source.add_document(_source_document(doc))
-                    main.add_document(_document(doc))
-                source.commit()
-                main.commit()
-            except BaseException:
-                for writer in (source, main):
-                    with contextlib.suppress(ValueError):
-                        writer.rollback()
-                raise
-            finally:
-                main.wait_merging_threads()  # lets merges finish, then releases the lock
+                    fields, stored = text_fields(doc)
+                    source.add_document(tantivy.Document(id=doc.id, doc=stored))
+                    main.add_document(tantivy.Document(**fields))
+        finally:
+            source.wait_merging_threads()
+        self.reload()
+
+    @contextlib.contextmanager
+    def filling(self) -> Iterator[Callable[[Sequence[TextFields]], None]]:
+        """Fill a new, empty index (a full build) in one commit: yields a function that adds
+        documents made by `text_fields`; committed when the block ends without an error."""
+        source = _writer(self._source, self._directory, 1, 20_000_000)
+        try:
+            main = _writer(self._main, self._directory, 2, 80_000_000)
+
+            def add(docs: Sequence[TextFields]) -> None:
+                for fields, stored in docs:
+                    source.add_document(tantivy.Document(id=fields["id"], doc=stored))
+                    main.add_document(tantivy.Document(**fields))
+
+            with _committing(source, main):
+                yield add
         finally:
             source.wait_merging_threads()
         self.reload()
@@ -350,6 +370,23 @@ def _english() -> tantivy.TextAnalyzer:
     return builder.build()
 
 
+@contextlib.contextmanager
+def _committing(source: tantivy.IndexWriter, main: tantivy.IndexWriter) -> Iterator[None]:
+    """Commit both writers, the source index first, if the block succeeds; roll both back if
+    not. Either way the main writer's merges finish, which releases its lock."""
+    try:
+        yield
+        source.commit()
+        main.commit()
+    except BaseException:
+        for writer in (source, main):
+            with contextlib.suppress(ValueError):
+                writer.rollback()
+        raise
+    finally:
+        main.wait_merging_threads()
+
+
 def _writer(index: tantivy.Index, directory: Path, threads: int, heap: int) -> tantivy.IndexWriter:
     deadline = time.monotonic() + _LOCK_WAIT
     while True:
@@ -425,7 +462,10 @@ def _top(
         want = min(want * 4, total)
 
 
-def _document(doc: TextDoc) -> tantivy.Document:
+def text_fields(doc: TextDoc) -> TextFields:
+    """A record's keyword documents as plain values (so another process can make them): the
+    searched document's fields, and what the source index stores."""
+    doc = _cleaned(doc)
     fields: dict[str, Any] = {"id": doc.id, "blob": doc.blob, "title": doc.title}
     fields.update(abstract=doc.abstract, body=doc.body, tags=list(doc.tags))
     text = "\n".join((doc.title, doc.abstract, *doc.tags, doc.body))
@@ -435,12 +475,12 @@ def _document(doc: TextDoc) -> tantivy.Document:
     grams = _cjk_grams(text, query=False)
     if grams:
         fields["cjk"] = " ".join(grams)
-    return tantivy.Document(**fields)
-
-
-def _source_document(doc: TextDoc) -> tantivy.Document:
     data = [doc.id, doc.blob, doc.title, doc.abstract, doc.body, list(doc.tags), doc.type]
-    return tantivy.Document(id=doc.id, doc=json.dumps(data, ensure_ascii=False).encode())
+    return fields, json.dumps(data, ensure_ascii=False).encode()
+
+
+def _document(doc: TextDoc) -> tantivy.Document:
+    return tantivy.Document(**text_fields(doc)[0])
 
 
 def _from_source(stored: tantivy.Document) -> TextDoc:

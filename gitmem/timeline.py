@@ -39,7 +39,8 @@ from typing import Any
 
 from gitmem.catalog import Entry, entry_from_row, entry_row
 from gitmem.errors import GitmemError, RecordInvalid
-from gitmem.index import IndexDoc, ModelRef, embed_docs
+from gitmem.index import ModelRef, embed_docs
+from gitmem.indexbuild import IndexDoc
 from gitmem.lock import cache_lock
 from gitmem.record import parse
 from gitmem.store import RECORDS_DIR, Store

@@ -26,11 +26,13 @@ LAYERS: dict[str, int] = {
     "catalog": 1,
     "tinyvocab": 1,
     "wordpiece": 1,
+    "lazytokenizer": 1,
     "store": 2,
     "amend": 2,
     "transfer": 2,
     "history": 2,
     "index": 3,
+    "indexbuild": 3,
     "recall": 3,
     "validate": 3,
     "searching": 4,
@@ -64,6 +66,8 @@ LAYERS: dict[str, int] = {
     "hookevents": 6,
     "mcp_server": 6,
     "cli_agents": 7,
+    # The fast recall path (issue 3): an entry point, below __main__ and beside the CLI.
+    "quickrecall": 7,
     "__main__": 8,
 }
 OWNERS = {

@@ -1,0 +1,266 @@
+"""Preparing records for the search index: read each file's blob, parse it, embed its chunks and
+shape its keyword document — a batch at a time, in this process or in worker processes.
+
+A full build of a large store spreads the batches over worker processes (one per core, up to
+`_MAX_WORKERS`) and keeps for itself what must happen in one place: appending vectors, adding
+keyword documents and filling the catalog, in the order of the files. Parsing and embedding are
+pure Python under the GIL, so threads cannot share them out (measured: an embedding thread
+beside the parser made a build slower); processes can. A worker is a fresh interpreter that
+opens the repository and the model itself, reads blobs by id and sends back plain values, so a
+batch comes out the same wherever it was prepared and the build is identical, byte for byte,
+either way (tested). Starting workers costs about a second, paid back from a few thousand
+records: smaller builds, catch-up updates and models that exist only in memory stay in this
+process. If a worker cannot start or fails, the rest is prepared here, with a notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.errors import RecordInvalid
+from gitmem.git import GitRepo
+from gitmem.record import Record, parse
+from gitmem.textindex import TextDoc, TextFields, text_fields
+
+if TYPE_CHECKING:
+    from gitmem.embedding import Embedder
+
+__all__ = ["IndexDoc", "Prepared", "embed", "prepare", "prepared", "read_docs", "text_doc"]
+
+Files = Sequence[tuple[str, str]]  # (path, blob id)
+PARALLEL_MIN = 5000  # records from which a full build uses worker processes
+_MAX_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    record: Record
+    path: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One batch, ready to be written: the records found at their own place, their vectors
+    (unit rows, each record's chunks contiguous, in `docs` order; None without a model) with
+    the number of rows of each record, their keyword documents if asked for, and what was
+    left out and why."""
+
+    docs: tuple[IndexDoc, ...]
+    vectors: Any
+    counts: tuple[int, ...]
+    text: tuple[TextFields, ...]
+    notices: tuple[str, ...]
+
+
+def read_docs(repo: GitRepo, files: Files, notices: list[str]) -> list[IndexDoc]:
+    """Records found at their own path. A file elsewhere (renamed or copied by hand) is left
+    out, so one id is one file and an update agrees with a rebuild."""
+    docs = []
+    for path, blob in files:
+        try:
+            record = parse(repo.blob(blob).decode("utf-8"))
+        except (UnicodeDecodeError, RecordInvalid):
+            notices.append(f"{path} is not a valid record; left out of search")
+            continue
+        if record.path != path:
+            notices.append(
+                f"{path} holds {record.id}, whose place is {record.path}; left out of "
+                'search — "gitmem validate" explains'
+            )
+            continue
+        docs.append(IndexDoc(record, path, blob))
+    return docs
+
+
+def embed(embedder: Embedder, docs: Sequence[IndexDoc]) -> tuple[Any, tuple[int, ...]]:
+    """Unit vectors of every chunk of every record (a record's rows contiguous), and how many
+    rows each record has."""
+    from gitmem.embedding import chunks
+    from gitmem.vectors import normalise
+
+    texts: list[str] = []
+    counts: list[int] = []
+    for doc in docs:
+        r = doc.record
+        head = f"{r.title}\n{r.abstract}".strip()
+        pieces = chunks(r.body) or [""]
+        texts.extend(f"{head}\n{piece}".strip() for piece in pieces)
+        counts.append(len(pieces))
+    if not texts:
+        return None, tuple(counts)
+    return normalise(embedder.encode(texts)), tuple(counts)
+
+
+def text_doc(doc: IndexDoc) -> TextDoc:
+    r = doc.record
+    return TextDoc(r.id, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)
+
+
+def prepare(repo: GitRepo, files: Files, embedder: Embedder | None, *, text: bool) -> Prepared:
+    notices: list[str] = []
+    docs = read_docs(repo, files, notices)
+    vectors, counts = (None, ()) if embedder is None else embed(embedder, docs)
+    fields = tuple(text_fields(text_doc(d)) for d in docs) if text else ()
+    return Prepared(tuple(docs), vectors, counts, fields, tuple(notices))
+
+
+def prepared(
+    repo: GitRepo,
+    files: Files,
+    embedder: Embedder | None,
+    model_folder: Path | None,
+    batch: int,
+    *,
+    workers: int | None = None,
+) -> Iterator[Prepared]:
+    """Every batch of `files`, prepared with keyword documents, in order. `workers` None
+    decides by size and cores; 0 prepares everything here."""
+    if workers is None:
+        workers = _workers(len(files))
+    if embedder is not None and model_folder is None:
+        workers = 0  # a model given in memory cannot be loaded by another process
+    batches = [files[i : i + batch] for i in range(0, len(files), batch)]
+    done = 0
+    if workers > 0 and len(batches) > 1:
+        pool = _Pool(repo.root, model_folder, min(workers, len(batches)))
+        try:
+            for result in pool.run(batches):
+                done += 1
+                yield result
+        except _WorkerFailed as exc:
+            note = f"a worker process failed ({exc}); preparing the rest of the index here"
+            yield Prepared((), None, (), (), (note,))
+        finally:
+            pool.close()
+    for files_of_batch in batches[done:]:
+        yield prepare(repo, files_of_batch, embedder, text=True)
+
+
+def _workers(records: int) -> int:
+    if records < PARALLEL_MIN:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return 0 if cores < 2 else min(cores, _MAX_WORKERS)
+
+
+class _WorkerFailed(Exception):
+    pass
+
+
+class _Pool:
+    """Worker processes, each `python -c` running `serve` with pickled frames over its stdin
+    and stdout. Not multiprocessing: its spawn and forkserver methods run the parent's
+    `__main__` script again in each child (a script without a main guard would rebuild the
+    index from there), and fork copies whatever threads hold."""
+
+    def __init__(self, root: Path, model_folder: Path | None, count: int) -> None:
+        package = str(Path(__file__).resolve().parent.parent)
+        code = (
+            f"import sys; sys.path.insert(0, {package!r}); import gitmem.indexbuild as b; b.serve()"
+        )
+        self._procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(count)
+        ]
+        self._start = (str(root), None if model_folder is None else str(model_folder))
+
+    def run(self, batches: Sequence[Files]) -> Iterator[Prepared]:
+        """Batch i goes to worker i mod n; results are read back in order. A feeder thread
+        per worker writes its requests, so neither side can block the other on a full pipe."""
+        count = len(self._procs)
+        feeders = [
+            threading.Thread(target=self._feed, args=(proc, batches[k::count]), daemon=True)
+            for k, proc in enumerate(self._procs)
+        ]
+        for feeder in feeders:
+            feeder.start()
+        for i in range(len(batches)):
+            stdout = self._procs[i % count].stdout
+            assert stdout is not None
+            try:
+                kind, value = pickle.load(stdout)
+            except (EOFError, pickle.UnpicklingError, OSError) as exc:
+                raise _WorkerFailed(f"it stopped answering: {exc or type(exc).__name__}") from exc
+            if kind != "ok":
+                raise _WorkerFailed(str(value))
+            yield value
+
+    def _feed(self, proc: subprocess.Popen[bytes], batches: Sequence[Files]) -> None:
+        assert proc.stdin is not None
+        try:
+            pickle.dump(self._start, proc.stdin)
+            for files in batches:
+                pickle.dump(list(files), proc.stdin)
+            proc.stdin.close()
+        except (OSError, ValueError):  # the worker died or was closed: run() notices
+            pass
+
+    def close(self) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
+
+# --- in a worker process ------------------------------------------------------------------
+
+
+def serve() -> None:
+    """A worker's loop: the store and model to open, then batches of files until stdin ends;
+    each answered by ("ok", Prepared) or ("error", what went wrong)."""
+    stdin = sys.stdin.buffer
+    # Answers go to the original stdout; anything a library prints goes nowhere.
+    stdout = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    try:
+        root, folder = pickle.load(stdin)
+        repo = GitRepo.open(Path(root))
+        embedder = None if folder is None else _load_model(folder)
+    except Exception as exc:  # reported in the first answer; the parent falls back
+        pickle.dump(("error", f"{type(exc).__name__}: {exc}"), stdout)
+        stdout.flush()
+        return
+    while True:
+        try:
+            files = pickle.load(stdin)
+        except EOFError:
+            return
+        try:
+            answer: tuple[str, Any] = ("ok", prepare(repo, files, embedder, text=True))
+        except Exception as exc:
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.flush()
+
+
+def _load_model(folder: str) -> Embedder:
+    from gitmem import embedding
+
+    model = embedding.load(folder, offline=True)
+    if model is None:
+        raise embedding.ModelUnavailable(f"no embedding model at {folder}")
+    return model

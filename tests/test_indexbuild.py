@@ -1,0 +1,201 @@
+"""A full build prepared in worker processes is the build prepared in this process, byte for
+byte; a worker that cannot start or dies changes nothing but a notice."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+
+import gitmem.index as index_module
+import gitmem.indexbuild as indexbuild
+from gitmem import embedding
+from gitmem.api import Store
+from gitmem.index import ModelRef
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+QUERIES = ("webhook retry", "PAY-1423 deploy", "tenant_id sharding", "日本語", "redis session")
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("model") / "tiny"
+    embedding.build_tiny_model(out)
+    return out
+
+
+@pytest.fixture
+def varied(store_path: Path, model_dir: Path) -> Store:
+    """Thirty records of every shape a build meets: long bodies (several chunks), non-ASCII,
+    identifiers, a record superseded; plus a file that is not a record and a record moved by
+    hand, which a build leaves out with a notice."""
+    store = Store.open(store_path)
+    store.use_model(ModelRef.from_folder("tiny", model_dir))
+    topics = ["webhook retry backoff", "redis session ttl", "postgres pgbouncer pool"]
+    ids = []
+    for i in range(30):
+        body = f"Note {i} about {topics[i % 3]}; see PAY-{1400 + i} in src/api/h{i}.go."
+        if i % 7 == 0:
+            body += " word" * 450 + " the sharding key is tenant_id"
+        if i % 5 == 0:
+            body += " 日本語で書かれた記録です。"
+        written = store.record("fact", body, title=f"{topics[i % 3].capitalize()} {i}", agent="a")
+        ids.append(written.record.id)
+    store.supersede(ids[0], "The retry budget is now 48h.", title="Webhook retry budget")
+    (store.root / "records" / "junk.md").write_text("no frontmatter here\n")
+    moved = store.catalog()[ids[3]]
+    git(store.root, "mv", moved, "records/moved.md")
+    git(store.root, "add", "records/junk.md")
+    git(store.root, "commit", "-qm", "by hand")
+    return store
+
+
+def build(store: Store, monkeypatch: pytest.MonkeyPatch, *, parallel: bool) -> dict[str, Any]:
+    """Rebuild from scratch and return everything the index holds, as comparable values."""
+    monkeypatch.setattr(index_module, "_BATCH", 4)
+    monkeypatch.setattr(indexbuild, "_workers", lambda records: 2 if parallel else 0)
+    index = store._opened_index()
+    index.notices.clear()
+    store.rebuild()
+    notices = sorted(set(index.notices))
+    root = store.cache_dir / "index"
+    db = sqlite3.connect(root / "catalog.sqlite")
+    try:
+        records = list(db.execute("SELECT * FROM records ORDER BY id"))
+        chunks = list(db.execute("SELECT row, id FROM chunks ORDER BY row"))
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+    finally:
+        db.close()
+    vectors = hashlib.sha256((root / "vectors.f32").read_bytes()).hexdigest()
+    answers = {
+        (q, mode): [(h.id, h.score) for h in store.recall(q, mode=mode, now=NOW).hits]
+        for q in QUERIES
+        for mode in ("keyword", "semantic", "hybrid")
+    }
+    return {
+        "records": records,
+        "chunks": chunks,
+        "meta": meta,
+        "vectors": vectors,
+        "answers": answers,
+        "notices": notices,
+    }
+
+
+def test_workers_build_the_same_index_as_one_process(
+    varied: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial = build(varied, monkeypatch, parallel=False)
+    parallel = build(varied, monkeypatch, parallel=True)
+    assert parallel == serial
+    assert len(serial["records"]) == 30  # 31 written, one moved by hand; junk.md is no record
+    assert len(serial["chunks"]) > len(serial["records"])  # long bodies have several chunks
+    assert any("junk.md is not a valid record" in n for n in serial["notices"])
+    assert any("moved.md holds" in n for n in serial["notices"])
+    assert all(serial["answers"][(q, "hybrid")] for q in QUERIES)
+
+
+def test_workers_are_really_used(varied: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    real = indexbuild._Pool.__init__
+
+    def spy(self: Any, root: Path, folder: Path | None, count: int) -> None:
+        started.append(count)
+        real(self, root, folder, count)
+
+    monkeypatch.setattr(indexbuild._Pool, "__init__", spy)
+    build(varied, monkeypatch, parallel=True)
+    assert started == [2]
+    build(varied, monkeypatch, parallel=False)
+    assert started == [2]
+
+
+def test_how_many_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexbuild.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert indexbuild._workers(indexbuild.PARALLEL_MIN - 1) == 0
+    assert indexbuild._workers(indexbuild.PARALLEL_MIN) == 2
+    monkeypatch.setattr(indexbuild.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert indexbuild._workers(10**6) == 0
+    monkeypatch.setattr(indexbuild.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert indexbuild._workers(10**6) == indexbuild._MAX_WORKERS
+
+
+def test_a_worker_that_cannot_start_leaves_a_notice_and_the_same_index(
+    varied: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial = build(varied, monkeypatch, parallel=False)
+    monkeypatch.setattr(indexbuild.sys, "executable", "/bin/false")
+    broken = build(varied, monkeypatch, parallel=True)
+    notices = broken.pop("notices")
+    assert broken == {k: v for k, v in serial.items() if k != "notices"}
+    assert any("a worker process failed" in n for n in notices)
+
+
+def test_a_worker_error_midway_hands_the_rest_back(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A worker that answers the first batch and then dies: the rest is prepared here."""
+    serial = build(varied, monkeypatch, parallel=False)
+    package = str(Path(indexbuild.__file__).parents[1])
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {package!r})
+        import gitmem.indexbuild as b
+        real, calls = b.prepare, []
+        def once(*args, **kwargs):
+            calls.append(1)
+            if len(calls) > 1:
+                raise SystemExit(9)
+            return real(*args, **kwargs)
+        b.prepare = once
+        b.serve()
+        """
+    )
+    (tmp_path / "worker.py").write_text(code)
+    shim = tmp_path / "python"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'worker.py'}\n")
+    shim.chmod(0o755)
+    monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
+    broken = build(varied, monkeypatch, parallel=True)
+    notices = broken.pop("notices")
+    assert broken == {k: v for k, v in serial.items() if k != "notices"}
+    assert any("a worker process failed" in n for n in notices)
+
+
+def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: Path) -> None:
+    """Workers never import the parent's __main__ (multiprocessing's spawn would run this
+    script again in each worker, which would wait on the index lock the parent holds)."""
+    store = Store.open(store_path)
+    for i in range(12):
+        store.record("fact", f"Fact number {i} about caches.", title=f"Fact {i}", agent="a")
+    script = store_path.parent / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from pathlib import Path
+            import gitmem.index, gitmem.indexbuild
+            from gitmem.api import Store
+            from gitmem.index import ModelRef
+            gitmem.index._BATCH = 3
+            gitmem.indexbuild.PARALLEL_MIN = 1
+            store = Store.open(Path({str(store_path)!r}))
+            store.use_model(ModelRef.from_folder("tiny", Path({str(model_dir)!r})))
+            store.rebuild()
+            print("built", len(store.recall("caches", limit=20).hits))
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "built 12\n"
