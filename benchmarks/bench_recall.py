@@ -62,52 +62,102 @@ store = Store.open(Path(sys.argv[1]))
 start = time.perf_counter()
 store.recall("warm up the index and the model")
 warm = time.perf_counter() - start
-times = []
+times, cpu = [], []
 for q in queries(200):
-    start = time.perf_counter()
+    start, used = time.perf_counter(), time.process_time()
     store.recall(q, limit=10)
     times.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - used)  # every thread's, BLAS's included: steadier under load
 times.sort()
+cpu.sort()
 # VmHWM, not ru_maxrss: the latter keeps the parent's high-water mark across fork and exec.
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM")][0]
 rss = int(hwm.split()[1]) / 1024
 print(json.dumps({"first_ms": warm * 1000, "p50_ms": times[len(times) // 2] * 1000,
-                  "p95_ms": times[int(len(times) * 0.95)] * 1000, "max_rss_mb": rss}))
+                  "p95_ms": times[int(len(times) * 0.95)] * 1000, "max_rss_mb": rss,
+                  "cpu_p50_ms": cpu[len(cpu) // 2] * 1000}))
 """
 
-MODEL_LOAD = """
-import json, sys, time
+# The fast recall path (gitmem/quickrecall.py) one stage after the other, in one process: where
+# a `gitmem recall` process spends its time. (The real run overlaps the two halves of the
+# search, so its stages do not add up to its wall time exactly.)
+STAGES = """
+import contextlib, io, json, os, sys, time
 from pathlib import Path
-start = time.perf_counter()
-from gitmem.api import Store
-store = Store.open(Path(sys.argv[1]))
-ref = store.model()
-t0 = time.perf_counter(); ref.get().encode(["warm"]); load = time.perf_counter() - t0
-print(json.dumps({"model_load_ms": load * 1000}))
+marks = [time.perf_counter()]
+names = []
+def mark(name):
+    marks.append(time.perf_counter()); names.append(name)
+from gitmem import quickrecall
+request = quickrecall.parse([sys.argv[2]])
+mark("import_quickrecall_ms")
+model = quickrecall._model(Path(sys.argv[1]), os.environ)
+mark("config_model_ref_index_imports_ms")
+from gitmem.recall import recall
+from gitmem.searching import recall_options
+mark("import_recall_ms")
+import numpy
+mark("import_numpy_ms")
+model.get()
+mark("model_load_ms")
+index = quickrecall._current_index(quickrecall._Tip(Path(sys.argv[1])), model)
+result = recall(index, request.query, recall_options(request.arguments(), os.environ))
+mark("search_ms")
+from gitmem import display
+with contextlib.redirect_stdout(io.StringIO()):
+    display.recall(request.query, result, as_json=False, explain=False)
+mark("output_ms")
+print(json.dumps({n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}))
 """
+FULL_CLI = "import sys; from gitmem.cli import run; sys.exit(run(sys.argv[1:]))"
 
 
 def whole_process(root: Path, runs: int) -> dict[str, float]:
-    env = {**os.environ, "GITMEM_STORE": str(root)}
+    """`gitmem recall` as a process (the fast path), the full CLI forced for the same query,
+    `python -c pass` and the stages, alternated so that a busy machine weighs on all alike."""
+    env = {**os.environ, "GITMEM_STORE": str(root), "OPENBLAS_THREAD_TIMEOUT": "4"}
+    plain = {k: v for k, v in env.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
 
-    def wall(cmd: list[str]) -> float:
+    def wall(cmd: list[str], environ: dict[str, str]) -> float:
         start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        return time.perf_counter() - start
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=environ)
+        return (time.perf_counter() - start) * 1000
 
-    recall = [
-        wall([sys.executable, "-m", "gitmem", "recall", q, "--limit", "10"])
-        for q in queries(runs, seed=9)
-    ]
-    startup = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
-    imports = [wall([sys.executable, "-c", "import gitmem.cli"]) for _ in range(runs)]
-    loads = [child(MODEL_LOAD, root)["model_load_ms"] for _ in range(runs)]
-    return {
-        "recall_ms": median(recall) * 1000,
-        "python_startup_ms": median(startup) * 1000,
-        "import_cli_ms": (median(imports) - median(startup)) * 1000,
-        "model_load_ms": median(loads),
-    }
+    times: dict[str, list[float]] = {}
+    stages: list[dict[str, float]] = []
+    for q in queries(runs, seed=9):
+        for name, cmd, environ in [
+            ("recall_ms", [sys.executable, "-m", "gitmem", "recall", q], plain),
+            ("full_cli_ms", [sys.executable, "-c", FULL_CLI, "recall", q], plain),
+            ("python_startup_ms", [sys.executable, "-c", "pass"], plain),
+        ]:
+            times.setdefault(name, []).append(wall(cmd, environ))
+        done = subprocess.run(
+            [sys.executable, "-c", STAGES, str(root), q],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        stages.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    figures = {name: median(values) for name, values in times.items()}
+    figures.update({key: median([s[key] for s in stages]) for key in stages[0]})
+    figures["load_average"] = os.getloadavg()[0]
+    return figures
+
+
+def report_cli(cli: dict[str, float]) -> None:
+    stages = ", ".join(
+        f"{key.removesuffix('_ms').replace('_', ' ')} {value:.0f}"
+        for key, value in cli.items()
+        if key.endswith("_ms") and key not in ("recall_ms", "full_cli_ms", "python_startup_ms")
+    )
+    print(
+        f"gitmem recall, whole process: {cli['recall_ms']:.0f} ms (the full CLI: "
+        f"{cli['full_cli_ms']:.0f} ms; python start {cli['python_startup_ms']:.0f} ms; "
+        f"stages in ms: {stages}; load average {cli['load_average']:.1f})",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -116,8 +166,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--cli-runs", type=int, default=7)
     parser.add_argument("--json")
+    parser.add_argument("--cli-only", metavar="STORE", help="Only the process figures, on STORE.")
     args = parser.parse_args()
     results: dict[str, object] = {"machine": machine(), "records": args.records}
+    if args.cli_only:  # a store with a current index, e.g. one this script built before
+        results["cli_recall"] = cli = whole_process(Path(args.cli_only), args.cli_runs)
+        report_cli(cli)
+        write_json(args.json, results)
+        return
 
     start = time.perf_counter()
     root = make_store(args.records)
@@ -152,18 +208,14 @@ def main() -> None:
     r = results["recall_in_process"]
     print(
         f"recall in-process, hybrid: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms, "  # type: ignore[index]
-        f"max RSS {r['max_rss_mb']:.0f} MB (median of 3 processes × 200 queries)",
+        f"CPU p50 {r['cpu_p50_ms']:.1f} ms, max RSS {r['max_rss_mb']:.0f} MB "  # type: ignore[index]
+        "(median of 3 processes × 200 queries)",
         flush=True,
     )  # type: ignore[index]
 
     cli = whole_process(root, args.cli_runs)
     results["cli_recall"] = cli
-    print(
-        f"gitmem recall, whole process: {cli['recall_ms']:.0f} ms (python start "
-        f"{cli['python_startup_ms']:.0f} ms, import gitmem.cli {cli['import_cli_ms']:.0f} ms, "
-        f"model load {cli['model_load_ms']:.0f} ms)",
-        flush=True,
-    )
+    report_cli(cli)
     write_json(args.json, results)
 
 

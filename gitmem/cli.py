@@ -30,6 +30,7 @@ from gitmem.errors import (
     RecordInvalid,
     UsageError,
 )
+from gitmem.fasthead import model_cache
 from gitmem.record import Record
 from gitmem.store import SecretPolicy, WriteResult
 from gitmem.views import LEVELS, Level, render
@@ -123,11 +124,7 @@ def run(argv: Sequence[str]) -> int:
 
 def open_store(store: str | None) -> Store:
     opened = Store.open(resolve_store_path(store, os.environ))
-    cache = os.environ.get("HF_HUB_CACHE") or (
-        os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else ""
-    )
-    if cache:
-        opened.model_cache = Path(cache)
+    opened.model_cache = model_cache(os.environ)
     return opened
 
 
@@ -652,11 +649,7 @@ def recall(
     if query is None or not query.strip():
         raise UsageError("recall needs a query (or --batch FILE)")
     result = opened.recall(query, options=base, limit=base.limit, mode=base.mode, as_of=as_of)
-    _notices(result.notices, set())
-    if as_json:
-        display.json_out(result_json(query, result))
-        return
-    display.hits(result, explain)
+    display.recall(query, result, as_json=as_json, explain=explain)
 
 
 def _batch_defaults(options: Any) -> dict[str, Any]:

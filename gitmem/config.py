@@ -8,12 +8,14 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.fasthead import store_path
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = [
     "STORE_FORMAT",
@@ -76,4 +78,6 @@ def template_root() -> Traversable:
     source = Path(__file__).resolve().parent.parent / "store-template"
     if source.is_dir():
         return source
+    from importlib import resources  # here: a recall (gitmem.quickrecall) never needs it
+
     return resources.files("gitmem.store_template")

@@ -32,6 +32,7 @@ __all__ = [
     "json_out",
     "problems",
     "raw",
+    "recall",
     "record_table",
     "say",
     "status",
@@ -114,6 +115,19 @@ def hits(result: Result, explain: bool) -> None:
                 f"    keyword {k} · semantic {s} · fused {h.fused:.5f} · decay {h.decay:.3f}"
                 f" · weight {h.weight:.3f}"
             )
+
+
+def recall(query: str, result: Result, *, as_json: bool, explain: bool) -> None:
+    """What `gitmem recall` prints: each notice once on stderr, then the hits or their JSON.
+    The full CLI and its fast path (gitmem.quickrecall) both print through here."""
+    from gitmem.searching import result_json
+
+    for line in dict.fromkeys(result.notices):
+        notice(line)
+    if as_json:
+        json_out(result_json(query, result))
+    else:
+        hits(result, explain)
 
 
 def json_out(data: Any) -> None:

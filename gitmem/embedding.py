@@ -7,8 +7,8 @@ model.safetensors, the tokenizer with the `tokenizers` library) and `_FastEmbedd
 `StaticModel.encode` of model2vec 0.10 computes; a test holds the two together. model2vec is
 imported only to distil or build a model, and to load a folder the fast reader does not
 understand. This is the only gitmem module that imports model2vec, tokenizers and
-huggingface_hub; they and numpy are imported on first use, so importing this module and calling
-`locate` or `fingerprint` stay cheap.
+huggingface_hub; they and numpy are imported on first use (and what only building a model
+needs), so importing this module and calling `locate` or `fingerprint` stay cheap.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import json
 import math
 import mmap
 import re
-import secrets
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
 from gitmem import tinyvocab
 from gitmem.errors import GitmemError
+from gitmem.lazytokenizer import LazyTokenizer
 from gitmem.wordpiece import WordCache
 
 if TYPE_CHECKING:
@@ -77,6 +76,8 @@ _WIDE = 64  # batches at least this large: a word cache for tokens, a float32 ma
 _BATCH = 256  # texts encoded at once: bounds the (texts, tokens, dim) array the mean is taken of
 # Safetensors dtype names, and numpy's for them.
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I8": "i1"}
+# The last fingerprint of each folder, with the identity of its files then.
+_STAMPS: dict[Path, tuple[tuple[tuple[int, int, int], ...], str]] = {}
 
 
 class ModelUnavailable(GitmemError):
@@ -115,7 +116,7 @@ class _Layout(NamedTuple):
 
 
 class _Parts(NamedTuple):
-    tokenizer: Tokenizer
+    tokenizer: Tokenizer | LazyTokenizer
     matrix: np.ndarray[Any, Any]
     weights: np.ndarray[Any, Any] | None
     mapping: np.ndarray[Any, Any] | None
@@ -154,6 +155,34 @@ def fingerprint(folder: Path) -> str:
     64 evenly spread 4 KiB blocks of its matrix. Rebuilding, retraining or quantising a model
     rewrites every block; hashing the whole matrix would cost each recall 20-60 ms."""
     layout = _model_files(folder)
+    try:
+        identity = _identity(layout)
+    except OSError as exc:
+        raise ModelUnavailable(f"cannot read the embedding model in {folder}: {exc}") from exc
+    stamp = _hash_model(folder, layout)
+    _STAMPS[folder] = (identity, stamp)
+    return stamp
+
+
+def _identity(layout: _Layout) -> tuple[tuple[int, int, int], ...]:
+    """What changes when a file of the model is written: size, modification time, inode."""
+    return tuple((s.st_size, s.st_mtime_ns, s.st_ino) for s in (p.stat() for p in layout[:3]))
+
+
+def _known_fingerprint(folder: Path) -> str:
+    """The `fingerprint` of ``folder`` found earlier in this process if its files have not
+    been written since: naming a model (gitmem.index.ModelRef) and loading it both need it,
+    and hashing costs a recall 3-5 ms, more on a busy machine."""
+    known = _STAMPS.get(folder)
+    try:
+        if known is not None and known[0] == _identity(_model_files(folder)):
+            return known[1]
+    except OSError:
+        pass
+    return fingerprint(folder)
+
+
+def _hash_model(folder: Path, layout: _Layout) -> str:
     digest = hashlib.sha256()
     try:
         for path in layout[:3]:
@@ -186,7 +215,7 @@ def load(spec: str, *, offline: bool = True, cache_dir: Path | None = None) -> E
         return None
     folder = locate(spec, cache_dir) or _download(spec, offline=offline, cache_dir=cache_dir)
     name = folder.resolve().name if folder == Path(spec).absolute() else spec
-    stamp = fingerprint(folder)
+    stamp = _known_fingerprint(folder)
     parts = _read(_model_files(folder))
     if parts is not None:
         return _FastEmbedder(ModelInfo(name, parts.matrix.shape[1], str(folder), stamp), parts)
@@ -245,18 +274,25 @@ def _download(spec: str, *, offline: bool, cache_dir: Path | None) -> Path:
     raise ModelUnavailable(f"embedding model {spec!r}: {why} — {_FIX}")
 
 
+def _tokenizer(path: Path) -> Tokenizer:
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path))
+
+
 def _read(layout: _Layout) -> _Parts | None:
     """The model read without model2vec, or None when it holds anything this reader has not
     been checked against model2vec for (model2vec then reads it)."""
-    from tokenizers import Tokenizer
-
     try:
         config = json.loads(layout.config.read_bytes())
         tensors = _safetensors(layout.matrix)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     try:
-        tokenizer = Tokenizer.from_file(str(layout.tokenizer))
+        # A query needs only a few words looked up: the real tokenizer (~50 ms to import and
+        # build, holding the GIL) is built when a text needs it (gitmem.lazytokenizer).
+        lazy = LazyTokenizer.read(layout.tokenizer, lambda: _tokenizer(layout.tokenizer))
+        tokenizer = lazy if lazy is not None else _tokenizer(layout.tokenizer)
     except Exception as exc:  # tokenizers raises a bare Exception, and model2vec would too
         raise ModelUnavailable(
             f"embedding model in {layout.tokenizer.parent}: cannot read {layout.tokenizer.name} "
@@ -405,7 +441,7 @@ class _FastEmbedder:
         return out
 
 
-def _unk_id(tokenizer: Tokenizer) -> int | None:
+def _unk_id(tokenizer: Tokenizer | LazyTokenizer) -> int | None:
     """The unknown token's id, which model2vec drops from every text (as its loader finds it)."""
     model = tokenizer.model
     if hasattr(model, "unk_token"):  # WordPiece, BPE, WordLevel
@@ -470,9 +506,9 @@ def chunks(text: str, *, max_words: int = 200, overlap: int = 40) -> list[str]:
             f"chunks: need max_words >= 1 and 0 <= overlap < max_words, got "
             f"max_words={max_words}, overlap={overlap}"
         )
-    spans = [m.span() for m in re.finditer(r"\S+", text)]
-    if len(spans) <= max_words:
+    if len(text.split()) <= max_words:  # most records; str.split and \S+ agree on spaces
         return [text]
+    spans = [m.span() for m in re.finditer(r"\S+", text)]
     out: list[str] = []
     start = 0
     while True:
@@ -509,6 +545,9 @@ def distill(source_dir: Path, out_dir: Path, *, dims: int = 256) -> ModelInfo:
 def _save(model: StaticModel, out_dir: Path, *, name: str) -> ModelInfo:
     """Write the model beside ``out_dir`` and move it into place, so a half-written model is
     never loaded. Refuses to replace a non-empty directory."""
+    import secrets
+    import shutil
+
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise GitmemError(f"{out_dir} already exists and is not empty — remove it or pick another")
     out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,7 @@ __all__ = [
     "head_commit",
     "hook_settings",
     "is_store",
+    "model_cache",
     "note_files",
     "project_paths",
     "safe_name",
@@ -79,6 +80,17 @@ def store_dir(flag: str | None, env: Mapping[str, str]) -> str:
         return os.path.join(data_home, "gitmem", "store")
     home = env.get("HOME", "").strip() or _expand_user("~")
     return os.path.join(home, ".local", "share", "gitmem", "store")
+
+
+def model_cache(env: Mapping[str, str]) -> Path | None:
+    """Where hub models are cached as the Hugging Face variables say (HF_HUB_CACHE, else
+    $HF_HOME/hub); None: the library's default."""
+    from pathlib import Path
+
+    cache = env.get("HF_HUB_CACHE") or (
+        os.path.join(env["HF_HOME"], "hub") if env.get("HF_HOME") else ""
+    )
+    return Path(cache) if cache else None
 
 
 def _expand_user(path: str) -> str:

@@ -836,3 +836,14 @@ def test_word_cache_leaves_other_text_to_the_tokenizer(both_tiny: tuple[Any, Any
     with_added = WordCache(both_tiny[0]._tokenizer.model, ("[UNK]",), None)
     assert with_added.ids("see [UNK] here") is None  # added tokens are matched before splitting
     assert cache.ids("fix the flaky test") is not None
+
+
+def test_chunks_count_words_across_every_unicode_space() -> None:
+    """The short-text shortcut counts words with str.split; windows are cut at \\S+ runs.
+    The two agree on every whitespace character (a record of 200 words split by an
+    ideographic space or U+001F is still one chunk, of 201 it is two)."""
+    spaces = [chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))]
+    assert spaces == [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    for space in spaces:
+        assert chunks(space.join(["w"] * 200)) == [space.join(["w"] * 200)]
+        assert len(chunks(space.join(["w"] * 201))) == 2

@@ -1,0 +1,335 @@
+"""The fast recall path (gitmem.quickrecall) answers exactly as the full CLI does, or leaves
+the command to it having printed nothing; and it never loads pygit2, typer or rich."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import Result, git
+
+from gitmem import embedding, fasthead, quickrecall
+from gitmem.store import Store
+
+NOW = ["--now", "2030-01-01"]  # decay depends on the clock; both runs must see one moment
+QUERIES = [
+    "retry webhook deliveries",
+    "PAY-1423",
+    "how do we handle failed callback sends",
+    "日本語",
+    'weird "quotes" AND (parens OR : colons) * ~ 🙂',
+    "zzzz nothing like this",
+]
+OPTIONS: list[list[str]] = [
+    [],
+    ["--json"],
+    ["--explain"],
+    ["--json", "--explain"],
+    ["--mode", "keyword"],
+    ["--mode=semantic", "--json"],
+    ["--mode", ""],
+    ["-n", "2"],
+    ["--limit=1", "--explain"],
+    ["--limit", "1000"],
+    ["--type", "decision"],
+    ["--type", "decision", "--type=lesson", "--json"],
+    ["--tag", "infra"],
+    ["--tag", "infra,payments", "--tag", "ops"],
+    ["--agent", "bob"],
+    ["--scope", "shared"],
+    ["--since", "2026-01-01"],
+    ["--until", "2000-01-01"],
+    ["--include-superseded", "--json"],
+    ["--fusion", "rrf", "--explain"],
+    ["--fusion", "linear"],
+    ["--mode", "keyword", "--mode", "hybrid"],  # the last one wins, as in the CLI
+]
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("model") / "tiny"
+    embedding.build_tiny_model(out)
+    return out
+
+
+def use_model(root: Path, spec: str) -> None:
+    """Point the store's config.toml at a model and commit it, as a user would."""
+    config = root / "config.toml"
+    text = config.read_text()
+    start = text.index('model = "')
+    end = text.index('"', start + len('model = "'))
+    config.write_text(f'{text[:start]}model = "{spec}"{text[end + 1 :]}')
+    git(root, "commit", "-qam", "use a local model")
+
+
+def fill(root: Path) -> None:
+    store = Store.open(root)
+    when = datetime(2026, 3, 1, tzinfo=UTC)
+    first = store.record(
+        "decision",
+        "We retry webhook deliveries with backoff, 24h max.",
+        title="Retry webhooks",
+        tags=["infra", "payments", "ops"],
+        agent="bob",
+        now=when,
+    )
+    store.supersede(
+        first.record.id, "Webhook deliveries retry for 48h now.", title="Retry webhooks longer"
+    )
+    store.record("lesson", "Deploying on Friday broke checkout; see PAY-1423.", title="No Friday")
+    store.record("fact", "Postgres 15 behind pgbouncer.", title="Payments db", tags=["infra"])
+    store.record("fact", "日本語で書かれた記録です。", title="日本語のメモ", scope="agent")
+    store.record("context", "word " * 400 + "failed callback sends", title="Long note")
+
+
+@pytest.fixture
+def searchable(store_path: Path, model_dir: Path, gm: Callable[..., Result]) -> Path:
+    use_model(store_path, str(model_dir))
+    fill(store_path)
+    assert gm("rebuild").code == 0
+    return store_path
+
+
+def quick(args: list[str], capsys: pytest.CaptureFixture[str]) -> Result | None:
+    """The fast path in this process: its result, or None where it left the command."""
+    capsys.readouterr()
+    code = quickrecall.run(args, os.environ)
+    captured = capsys.readouterr()
+    if code is None:
+        assert (captured.out, captured.err) == ("", ""), "declined after printing"
+        return None
+    return Result(code, captured.out, captured.err)
+
+
+def test_answers_as_the_full_cli_does(
+    searchable: Path, gm: Callable[..., Result], capsys: pytest.CaptureFixture[str]
+) -> None:
+    compared = 0
+    for query in QUERIES:
+        for options in OPTIONS:
+            args = [query, *options, *NOW]
+            fast = quick(args, capsys)
+            assert fast is not None, args
+            assert fast == gm("recall", *args), args
+            compared += 1
+    assert compared == len(QUERIES) * len(OPTIONS)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--json", "--", "-looks like an option"],  # after --, a query
+        ["--store", "STORE", "PAY-1423"],
+        ["--explain", "PAY-1423", "--json"],  # options after the query
+        ["-"],
+    ],
+)
+def test_other_spellings_answer_as_the_full_cli_does(
+    args: list[str],
+    searchable: Path,
+    gm: Callable[..., Result],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = NOW + [str(searchable) if a == "STORE" else a for a in args]
+    fast = quick(args, capsys)
+    assert fast is not None
+    assert fast == gm("recall", *args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["PAY-1423", "-h"],
+        ["PAY-1423", "--batch", "queries.jsonl"],
+        ["PAY-1423", "--as-of", "2026-01-01"],
+        ["PAY-1423", "--no-such-option"],
+        ["PAY-1423", "--json=yes"],
+        ["PAY-1423", "-n", "0"],
+        ["PAY-1423", "-n", "1001"],
+        ["PAY-1423", "-n", "+5"],
+        ["PAY-1423", "-n5"],
+        ["PAY-1423", "--agent", "-bob"],  # the CLI takes "-bob" as the value; left to it
+        ["PAY-1423", "--limit"],
+        ["PAY-1423", "--mode", "fuzzy"],
+        ["PAY-1423", "--since", "not a date"],
+        ["two", "queries"],
+        [],
+        ["   "],
+        ["\udcff"],  # undecodable bytes in argv
+    ],
+)
+def test_leaves_to_the_full_cli_what_it_does_not_understand(
+    args: list[str], searchable: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert quick(args, capsys) is None
+
+
+def test_leaves_a_stale_index_to_the_full_cli_which_catches_up(
+    searchable: Path, gm: Callable[..., Result], capsys: pytest.CaptureFixture[str]
+) -> None:
+    Store.open(searchable).record("fact", "Redis holds the sessions.", title="Sessions")
+    args = ["sessions redis", *NOW]
+    assert quick(args, capsys) is None
+    full = gm("recall", *args)
+    assert "Sessions" in full.out
+    assert quick(args, capsys) == full  # current again
+
+
+def test_never_catches_up_even_when_head_moves_after_its_check(
+    searchable: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stamp = git(searchable, "rev-parse", "HEAD").strip()
+    Store.open(searchable).record("fact", "Redis holds the sessions.", title="Sessions")
+
+    def head(root: Path) -> str:  # the first check sees a current index; the index knows better
+        return git(root, "rev-parse", "HEAD").strip()
+
+    monkeypatch.setattr(quickrecall, "catalog_stamp", head)
+    assert quick(["sessions", *NOW], capsys) is None
+    assert fasthead.catalog_stamp(searchable) == stamp  # not caught up here
+
+
+@pytest.mark.parametrize(
+    "damage", ["missing index", "missing model", "other model", "no store", "broken schema"]
+)
+def test_leaves_an_index_it_cannot_read_to_the_full_cli(
+    damage: str,
+    searchable: Path,
+    model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if damage == "missing index":
+        (searchable / ".gitmem" / "index" / "catalog.sqlite").unlink()
+    elif damage == "missing model":
+        use_model(searchable, str(tmp_path / "gone"))
+    elif damage == "other model":
+        other = tmp_path / "other"
+        embedding.build_tiny_model(other, seed=3)
+        use_model(searchable, str(other))
+        stamp = git(searchable, "rev-parse", "HEAD").strip()
+        monkeypatch.setattr(quickrecall, "catalog_stamp", lambda root: stamp)
+    elif damage == "no store":
+        monkeypatch.setenv("GITMEM_STORE", str(tmp_path / "nowhere"))
+    else:
+        (searchable / "schemas" / "fact.toml").write_text("not = [valid")
+    assert quick(["PAY-1423", *NOW], capsys) is None
+
+
+def test_a_store_without_a_model_answers_with_keywords_and_says_so(
+    store_path: Path, gm: Callable[..., Result], capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_model(store_path, "none")
+    fill(store_path)
+    assert gm("rebuild").code == 0
+    fast = quick(["webhook", "--json", *NOW], capsys)
+    assert fast is not None and "semantic search is off" in fast.err
+    assert fast == gm("recall", "webhook", "--json", *NOW)
+
+
+def run_python(code: str, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GITMEM_STORE": str(store)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True
+    )
+
+
+def test_loads_neither_pygit2_nor_typer_nor_rich(searchable: Path) -> None:
+    code = (
+        "import json, os, sys\n"
+        "from gitmem.quickrecall import run\n"
+        "code = run(sys.argv[1:], os.environ)\n"
+        "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)\n"
+    )
+    done = run_python(code, searchable, "PAY-1423", "--explain", *NOW)
+    answered, modules = json.loads(done.stderr.strip().splitlines()[-1])
+    assert answered == 0 and "No Friday" in done.stdout
+    heavy = {"pygit2", "typer", "click", "rich", "yaml", "multiprocessing", "gitmem.store"}
+    heavy.add("tokenizers")  # an ASCII query is tokenized by gitmem.lazytokenizer
+    assert [m for m in modules if m in heavy or m.split(".")[0] in heavy] == []
+
+
+def test_the_console_entry_point_takes_the_fast_path(
+    searchable: Path, gm: Callable[..., Result]
+) -> None:
+    code = "import sys; sys.argv[0] = 'gitmem'; from gitmem.__main__ import main; main()"
+    args = ["PAY-1423", "--json", *NOW]
+    done = run_python(code, searchable, "recall", *args)
+    assert done.stdout == gm("recall", *args).out
+
+
+def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem import __main__
+
+    seen: list[str | None] = []
+
+    def answer(args: list[str], env: dict[str, str]) -> int:
+        seen.append(env.get("OPENBLAS_THREAD_TIMEOUT"))
+        return 0
+
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "")  # so that teardown removes what main sets
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+    monkeypatch.setattr(quickrecall, "run", answer)
+    monkeypatch.setattr(sys, "argv", ["gitmem", "recall", "x"])
+    with pytest.raises(SystemExit) as exited:
+        __main__.main()
+    assert exited.value.code == 0 and seen == ["4"]
+
+
+def test_openblas_thread_timeout_changes_no_score() -> None:
+    """The setting __main__ makes changes how BLAS threads wait, never what they compute: a
+    product large enough to be split over threads comes out the same, bit for bit."""
+    code = (
+        "import hashlib, numpy as np\n"
+        "rng = np.random.default_rng(7)\n"
+        "m = rng.standard_normal((60000, 256), dtype=np.float32)\n"
+        "q = rng.standard_normal(256, dtype=np.float32)\n"
+        "print(hashlib.sha256((m @ q).tobytes() + (m[::3] @ q).tobytes()).hexdigest())\n"
+    )
+    digests = set()
+    for timeout in (None, "4"):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+        if timeout is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = timeout
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        digests.add(done.stdout)
+    assert len(digests) == 1
+
+
+def test_the_index_reads_records_where_the_store_keeps_them() -> None:
+    from gitmem import index, store
+
+    assert index.RECORDS_DIR == store.RECORDS_DIR
+
+
+def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "copy"
+    embedding.build_tiny_model(folder)
+    hashed: list[Path] = []
+    real = embedding._hash_model
+
+    def counting(where: Path, layout: object) -> str:
+        hashed.append(where)
+        return real(where, layout)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedding, "_hash_model", counting)
+    stamp = embedding.fingerprint(folder)
+    loaded = embedding.load(str(folder))
+    assert loaded is not None and loaded.info.fingerprint == stamp and len(hashed) == 1
+    config = folder / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "max_length": 64}))
+    again = embedding.load(str(folder))
+    assert again is not None and again.info.fingerprint != stamp and len(hashed) == 2
