@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -30,10 +31,22 @@ def main() -> None:
         os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
         code = getattr(importlib.import_module(quick[0]), quick[1])(sys.argv[2:], os.environ)
         if code is not None:
-            sys.exit(code)
+            _leave(code)
     from gitmem.cli import run
 
     sys.exit(run(sys.argv[1:]))
+
+
+def _leave(code: int) -> None:
+    """Exit without the interpreter's teardown: ~100 ms of a quick recall at 100k records
+    (measured), spent joining idle threads, stopping OpenBLAS's and releasing tantivy's
+    searchers and the vector file's mapping. A quick path holds no lock, has written nothing
+    and has printed all it will; only the output buffers need flushing."""
+    for stream in (sys.stdout, sys.stderr):
+        # A reader that left or a closed stream: nothing more to save.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from gitmem.errors import (
     GitmemError,
     RecordInvalid,
     UsageError,
+    bug_message,
 )
 from gitmem.fasthead import model_cache
 from gitmem.record import Record
@@ -117,7 +118,7 @@ def run(argv: Sequence[str]) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the one place a bug becomes exit code 3
-        display.error(f"internal error (a bug in gitmem, please report it): {exc!r}")
+        display.error(bug_message(exc))
         return EXIT_BUG
     return EXIT_OK
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from gitmem.fasthead import CATALOG, blobs, changed_paths, head_commit
+from gitmem.fasthead import CATALOG, blobs, changed_paths, head_commit, readonly_uri
 from gitmem.project import TAG_PREFIX, project_tag
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _connect(path: Path) -> sqlite3.Connection | None:
     if not path.is_file():
         return None
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(readonly_uri(path), uri=True)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     except sqlite3.Error:
         return None

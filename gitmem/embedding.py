@@ -275,9 +275,16 @@ def _download(spec: str, *, offline: bool, cache_dir: Path | None) -> Path:
 
 
 def _tokenizer(path: Path) -> Tokenizer:
+    """The real tokenizer; built late (gitmem.lazytokenizer), so a file that only it finds
+    damaged is reported here, when a text first needs it, as `_read` would have."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(path))
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception
+        raise ModelUnavailable(
+            f"embedding model in {path.parent}: cannot read {path.name} ({exc}) — {_FIX}"
+        ) from exc
 
 
 def _read(layout: _Layout) -> _Parts | None:
@@ -293,6 +300,8 @@ def _read(layout: _Layout) -> _Parts | None:
         # build, holding the GIL) is built when a text needs it (gitmem.lazytokenizer).
         lazy = LazyTokenizer.read(layout.tokenizer, lambda: _tokenizer(layout.tokenizer))
         tokenizer = lazy if lazy is not None else _tokenizer(layout.tokenizer)
+    except ModelUnavailable:
+        raise
     except Exception as exc:  # tokenizers raises a bare Exception, and model2vec would too
         raise ModelUnavailable(
             f"embedding model in {layout.tokenizer.parent}: cannot read {layout.tokenizer.name} "

@@ -17,6 +17,7 @@ __all__ = [
     "SecretFound",
     "StoreMissing",
     "UsageError",
+    "bug_message",
 ]
 
 EXIT_OK = 0
@@ -24,6 +25,12 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
+
+
+def bug_message(exc: BaseException) -> str:
+    """What the CLI says, with EXIT_BUG, of an exception nothing expected (gitmem.cli, and the
+    recall fast path gitmem.quickrecall, which must say the same)."""
+    return f"internal error (a bug in gitmem, please report it): {exc!r}"
 
 
 class GitmemError(Exception):

@@ -43,6 +43,7 @@ __all__ = [
     "model_cache",
     "note_files",
     "project_paths",
+    "readonly_uri",
     "safe_name",
     "session_file",
     "store_dir",
@@ -151,6 +152,13 @@ def has_remote(git_dir: Path) -> bool:
     return False
 
 
+def readonly_uri(path: Path) -> str:
+    """SQLite's URI for opening `path` read-only. A URI ends its path at "?" or "#" and decodes
+    "%": a store at `notes#2` would otherwise open (and create) `notes`, read-write."""
+    quoted = str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{quoted}?mode=ro"
+
+
 def catalog_stamp(root: Path) -> str | None:
     """The commit the search index was built from, or None (no index, or unreadable)."""
     import sqlite3
@@ -159,7 +167,7 @@ def catalog_stamp(root: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(readonly_uri(path), uri=True)
         try:
             row = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
         finally:

@@ -210,9 +210,11 @@ class Index:
             return
         removed: set[str] = set()
         added: list[tuple[str, str]] = []
+        changed: set[str] = set()
         for change in repo.diff(old, head):
             if not _is_record(change.path):
                 continue
+            changed.add(change.path)
             if change.old is not None:
                 removed.add(Path(change.path).stem)
             if change.new is not None:
@@ -220,6 +222,11 @@ class Index:
         from gitmem.indexbuild import read_docs
 
         docs = read_docs(repo, added, self.notices)
+        if self._doubled(docs, removed, changed):
+            # Two files claim one id (a copy made by hand): a rebuild leaves every copy out
+            # (see _single_claims), and is what an update must agree with.
+            self._rebuild(progress)
+            return
         removed -= {d.record.id for d in docs}
         vectors = self._vectors_file()
         if vectors is not None:
@@ -242,6 +249,8 @@ class Index:
             for path, blob in self.store.repo.files(head, RECORDS_DIR)
             if _is_record(path)
         ]
+        files, doubled = self._single_claims(files)
+        catalog.set_meta({"doubled": " ".join(sorted(doubled))})
         try:
             self._fill(catalog, text, files, head, progress, fresh)
         finally:
@@ -253,6 +262,44 @@ class Index:
         shutil.rmtree(old, ignore_errors=True)
         if self._load() is not None:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
+
+    def _single_claims(
+        self, files: Sequence[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], set[str]]:
+        """`files` without those of an id that two valid records at their own place claim
+        (a record copied by hand into another type's directory, say): which copy is the
+        record is for a person to decide, so none is searchable until one remains. Also
+        the doubled ids, which the catalog keeps so that an update touching them rebuilds."""
+        from gitmem.indexbuild import read_docs
+
+        by_id: dict[str, list[tuple[str, str]]] = {}
+        for path, blob in files:
+            by_id.setdefault(Path(path).stem, []).append((path, blob))
+        doubled = set()
+        for rid, claims in by_id.items():
+            if len(claims) > 1 and len(read_docs(self.store.repo, claims, [])) > 1:
+                doubled.add(rid)
+                paths = ", ".join(path for path, _ in claims)
+                self.notices.append(
+                    f"{rid} is claimed by more than one file ({paths}); left out of search "
+                    'until one remains — "gitmem validate" explains'
+                )
+        return [f for f in files if Path(f[0]).stem not in doubled], doubled
+
+    def _doubled(self, docs: Sequence[IndexDoc], removed: set[str], changed: set[str]) -> bool:
+        """Whether a catch-up touches an id that more than one file claims, or did."""
+        assert self._catalog is not None
+        before = set((self._catalog.meta("doubled") or "").split())
+        ids = [d.record.id for d in docs]
+        if before & (set(ids) | removed) or len(set(ids)) < len(ids):
+            return True
+        known = self.entries(ids)
+        return any(
+            (entry := known.get(d.record.id)) is not None
+            and entry.path != d.path
+            and entry.path not in changed
+            for d in docs
+        )
 
     def _fill(
         self,

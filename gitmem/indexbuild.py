@@ -7,8 +7,9 @@ keyword documents and filling the catalog, in the order of the files. Parsing an
 pure Python under the GIL, so threads cannot share them out (measured: an embedding thread
 beside the parser made a build slower); processes can. A worker is a fresh interpreter that
 opens the repository and the model itself, reads blobs by id and sends back plain values, so a
-batch comes out the same wherever it was prepared and the build is identical, byte for byte,
-either way (tested). Starting workers costs about a second, paid back from a few thousand
+batch comes out the same wherever it was prepared: the catalog and the vector file are
+identical byte for byte either way, and so are the answers (tested; tantivy's own files may
+lay out segments otherwise). Starting workers costs about a second, paid back from a few thousand
 records: smaller builds, catch-up updates and models that exist only in memory stay in this
 process. If a worker cannot start or fails, the rest is prepared here, with a notice.
 """
@@ -129,10 +130,18 @@ def prepared(
         workers = _workers(len(files))
     if embedder is not None and model_folder is None:
         workers = 0  # a model given in memory cannot be loaded by another process
+    if not sys.executable or getattr(sys, "frozen", False):
+        workers = 0  # no Python to start (embedded), or one that is an application (frozen)
     batches = [files[i : i + batch] for i in range(0, len(files), batch)]
     done = 0
+    pool = None
     if workers > 0 and len(batches) > 1:
-        pool = _Pool(repo.root, model_folder, min(workers, len(batches)))
+        try:
+            pool = _Pool(repo.root, model_folder, min(workers, len(batches)))
+        except OSError as exc:
+            note = f"cannot start a worker process ({exc}); preparing the index here"
+            yield Prepared((), None, (), (), (note,))
+    if pool is not None:
         try:
             for result in pool.run(batches):
                 done += 1
@@ -171,15 +180,22 @@ class _Pool:
         code = (
             f"import sys; sys.path.insert(0, {package!r}); import gitmem.indexbuild as b; b.serve()"
         )
-        self._procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", code],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-            for _ in range(count)
-        ]
+        self._procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for _ in range(count):
+                # -P: `-c` would put the working directory first on sys.path, so a `pickle.py`
+                # or `dataclasses.py` there (a project an agent works in) would run in the worker.
+                self._procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-P", "-c", code],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+        except OSError:
+            self.close()  # the ones that did start
+            raise
         self._start = (str(root), None if model_folder is None else str(model_folder))
 
     def run(self, batches: Sequence[Files]) -> Iterator[Prepared]:
@@ -197,10 +213,12 @@ class _Pool:
             assert stdout is not None
             try:
                 kind, value = pickle.load(stdout)
-            except (EOFError, pickle.UnpicklingError, OSError) as exc:
+            # Whatever else reached the worker's stdout (a .pth or sitecustomize that prints)
+            # fails to unpickle in any number of ways, all of them this worker's failure.
+            except Exception as exc:
                 raise _WorkerFailed(f"it stopped answering: {exc or type(exc).__name__}") from exc
-            if kind != "ok":
-                raise _WorkerFailed(str(value))
+            if kind != "ok" or not isinstance(value, Prepared):
+                raise _WorkerFailed(str(value) if kind == "error" else "it answered nonsense")
             yield value
 
     def _feed(self, proc: subprocess.Popen[bytes], batches: Sequence[Files]) -> None:

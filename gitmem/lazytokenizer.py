@@ -72,8 +72,8 @@ class LazyTokenizer:
         self._standin = WordPiece(
             self._vocab,
             model["unk_token"],
-            model.get("continuing_subword_prefix") or "##",
-            int(model.get("max_input_chars_per_word") or 100),
+            model["continuing_subword_prefix"],  # "" is a prefix too: the real one's, as is
+            model["max_input_chars_per_word"],
         )
         self._build = build
         self._real: Any = None
@@ -101,6 +101,8 @@ class LazyTokenizer:
             model.get("type") == "WordPiece"
             and isinstance(model.get("vocab"), dict)
             and model.get("unk_token") in model["vocab"]
+            and isinstance(model.get("continuing_subword_prefix"), str)
+            and type(model.get("max_input_chars_per_word")) is int
             and all(isinstance(t, dict) for t in config.get("added_tokens") or ())
         )
         if not wordpiece:

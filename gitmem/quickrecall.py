@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import embedding
-from gitmem.errors import EXIT_INTERRUPTED, EXIT_OK
+from gitmem.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, bug_message
 from gitmem.fasthead import catalog_stamp, head_commit, is_store, model_cache, store_path
 
 if TYPE_CHECKING:
@@ -153,6 +153,9 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
         display.recall(request.query, result, as_json="json" in flags, explain="explain" in flags)
     except BrokenPipeError:  # as the full CLI (gitmem.cli.run): a reader that left is no error
         return EXIT_OK
+    except Exception as exc:  # printing failed (stdout that cannot encode a title): as the CLI
+        display.error(bug_message(exc))
+        return EXIT_BUG
     return EXIT_OK
 
 

@@ -39,6 +39,9 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
             known.add(parsed[path].id)
         except (UnicodeDecodeError, RecordInvalid, OSError):
             continue
+    claims: dict[str, list[Path]] = {}
+    for path, parsed_record in parsed.items():
+        claims.setdefault(parsed_record.id, []).append(path)
     for path in sorted(targets):
         shown = _shown(store, path)
         try:
@@ -64,6 +67,16 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
                     shown,
                     f"id/path: id, type and created place this record at {record.path}; "
                     "move the file there or fix the frontmatter",
+                )
+            )
+        others = [_shown(store, o) for o in claims.get(record.id, ()) if o != path]
+        if others:
+            problems.append(
+                Problem(
+                    shown,
+                    f"id: {record.id} is also claimed by {', '.join(sorted(others))}; keep one "
+                    "file per id (delete the copy, or give it a new id) — until then search "
+                    "leaves the id out",
                 )
             )
         for target in (*record.links, *record.supersedes):

@@ -20,6 +20,7 @@ import gitmem.indexbuild as indexbuild
 from gitmem import embedding
 from gitmem.api import Store
 from gitmem.index import ModelRef
+from gitmem.validate import validate_files
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 QUERIES = ("webhook retry", "PAY-1423 deploy", "tenant_id sharding", "日本語", "redis session")
@@ -90,6 +91,13 @@ def build(store: Store, monkeypatch: pytest.MonkeyPatch, *, parallel: bool) -> d
     }
 
 
+def assert_the_same_but_a_notice(serial: dict[str, Any], broken: dict[str, Any]) -> None:
+    """The index a failed worker left is the one-process index; only a notice tells."""
+    notices = broken.pop("notices")
+    assert broken == {k: v for k, v in serial.items() if k != "notices"}
+    assert any("a worker process failed" in n for n in notices)
+
+
 def test_workers_build_the_same_index_as_one_process(
     varied: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,9 +142,7 @@ def test_a_worker_that_cannot_start_leaves_a_notice_and_the_same_index(
     serial = build(varied, monkeypatch, parallel=False)
     monkeypatch.setattr(indexbuild.sys, "executable", "/bin/false")
     broken = build(varied, monkeypatch, parallel=True)
-    notices = broken.pop("notices")
-    assert broken == {k: v for k, v in serial.items() if k != "notices"}
-    assert any("a worker process failed" in n for n in notices)
+    assert_the_same_but_a_notice(serial, broken)
 
 
 def test_a_worker_error_midway_hands_the_rest_back(
@@ -166,9 +172,7 @@ def test_a_worker_error_midway_hands_the_rest_back(
     shim.chmod(0o755)
     monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
     broken = build(varied, monkeypatch, parallel=True)
-    notices = broken.pop("notices")
-    assert broken == {k: v for k, v in serial.items() if k != "notices"}
-    assert any("a worker process failed" in n for n in notices)
+    assert_the_same_but_a_notice(serial, broken)
 
 
 def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: Path) -> None:
@@ -199,3 +203,88 @@ def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "built 12\n"
+
+
+@pytest.mark.parametrize("executable", ["/nonexistent/python", ""])
+def test_a_worker_that_cannot_be_started_leaves_the_same_index(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, executable: str
+) -> None:
+    """No such interpreter (or none at all, as in an embedded Python): the build is prepared
+    here instead of failing."""
+    serial = build(varied, monkeypatch, parallel=False)
+    monkeypatch.setattr(indexbuild.sys, "executable", executable)
+    broken = build(varied, monkeypatch, parallel=True)
+    broken.pop("notices")
+    assert broken == {k: v for k, v in serial.items() if k != "notices"}
+
+
+def test_a_worker_that_prints_before_it_serves_leaves_the_same_index(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Text on a worker's stdout (a .pth or sitecustomize that prints) fails to unpickle in
+    ways other than UnpicklingError; it is still that worker's failure, not the build's."""
+    serial = build(varied, monkeypatch, parallel=False)
+    shim = tmp_path / "python"
+    shim.write_text(f"#!/bin/sh\necho 'Usage: x'\nexec {sys.executable} \"$@\"\n")
+    shim.chmod(0o755)
+    monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
+    broken = build(varied, monkeypatch, parallel=True)
+    assert_the_same_but_a_notice(serial, broken)
+
+
+def test_workers_do_not_import_from_the_working_directory(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`python -c` puts the working directory first on sys.path: a project's `dataclasses.py`
+    there must not run in a worker (the parent, a console script, never imports it)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "ran"
+    (project / "dataclasses.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(project)
+    build(varied, monkeypatch, parallel=True)
+    assert not marker.exists()
+
+
+def test_an_id_claimed_by_two_files_is_left_out_by_rebuild_and_update_alike(
+    varied: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record copied by hand into another type's directory (its type changed to match):
+    both copies are valid and at their own place. Neither is searchable until one remains,
+    whichever way the index got there; in worker processes a rebuild used to fail on the
+    catalog's unique id, or to index the id twice."""
+    root = varied.root
+    varied.recall("warm", mode="keyword")  # the index is current before the copy
+    first = next(r.id for r in varied.records() if r.status == "active")
+    path = varied.catalog()[first]
+    text = (root / path).read_text()
+    copy_path = path.replace("/fact/", "/lesson/", 1)
+    assert copy_path != path
+    (root / copy_path).parent.mkdir(parents=True, exist_ok=True)
+    (root / copy_path).write_text(text.replace("type: fact", "type: lesson", 1))
+    git(root, "add", copy_path)
+    git(root, "commit", "-qm", "copy by hand")
+
+    def ids(store: Store) -> list[str]:
+        return [h.id for h in store.recall(first, mode="keyword", limit=50, now=NOW).hits]
+
+    problems = validate_files(varied, [])
+    assert [p.path for p in problems if "also claimed by" in p.message] == sorted([path, copy_path])
+    updated = varied.recall(first, mode="keyword", limit=50, now=NOW)
+    assert first not in [h.id for h in updated.hits]
+    assert any("claimed by more than one file" in n for n in updated.notices)
+    parallel = build(varied, monkeypatch, parallel=True)
+    assert any("claimed by more than one file" in n for n in parallel["notices"])
+    assert first not in {r[0] for r in parallel["records"]}
+    assert build(varied, monkeypatch, parallel=False) == parallel
+
+    # An edit of one copy changes nothing; removing it brings the other back, as a rebuild.
+    (root / copy_path).write_text(text.replace("type: fact", "type: lesson", 1) + "\nmore\n")
+    git(root, "commit", "-qam", "edit the copy")
+    assert first not in ids(varied)
+    git(root, "rm", "-q", copy_path)
+    git(root, "commit", "-qm", "remove the copy")
+    assert first in ids(varied)
+    incremental = ids(varied)
+    build(varied, monkeypatch, parallel=False)
+    assert ids(varied) == incremental

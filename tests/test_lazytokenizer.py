@@ -127,3 +127,61 @@ def test_a_recall_model_loads_without_the_tokenizers_library(tokenizer_file: Pat
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"continuing_subword_prefix": ""},
+        {"max_input_chars_per_word": 0},
+        {"max_input_chars_per_word": 5},
+        {"added": "[MASK]"},
+        {"added": "Webhook"},
+    ],
+)
+def test_same_ids_for_other_wordpiece_settings(
+    tokenizer_file: Path, tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """The stand-in takes the model's settings as they are ("" is a prefix, 0 a limit), and an
+    added token marked "normalized" is matched, as the real one matches it, after lower-casing:
+    "[mask]" and "WEBHOOK" are split off too (the index build's word cache alike)."""
+    import json
+
+    from gitmem.wordpiece import WordCache
+
+    config = json.loads(tokenizer_file.read_text())
+    if "added" in change:
+        token = {"content": change["added"], "single_word": False, "lstrip": False}
+        token.update(rstrip=False, normalized=True, special=False, id=len(config["model"]["vocab"]))
+        config["added_tokens"] = [*(config.get("added_tokens") or []), token]
+    else:
+        config["model"].update(change)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(config))
+    lazy, real, _ = pair(path, None)
+    words = WordCache.for_tokenizer(real, None)
+    assert words is not None
+    for text in ("retry webhook deliveries", "unable [mask] retry", "retry WEBHOOK", "retrying"):
+        assert ids(lazy, [text]) == ids(real, [text]), text
+        assert words.ids(text) in (None, ids(real, [text])[0]), text
+
+
+def test_a_tokenizer_file_only_the_real_one_rejects_is_reported_as_a_model_problem(
+    tokenizer_file: Path, tmp_path: Path
+) -> None:
+    """The stand-in reads less of tokenizer.json than the real tokenizer: damage elsewhere in
+    it surfaces when a text first needs the real one, as the same refusal loading gave."""
+    import json
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(tokenizer_file.parent, folder)
+    config = json.loads((folder / "tokenizer.json").read_text())
+    (folder / "tokenizer.json").write_text(
+        json.dumps({**config, "post_processor": {"type": "Nonsense"}})
+    )
+    model = embedding.load(str(folder))
+    assert model is not None
+    model.encode(["retry the webhook"])  # plain ASCII: the stand-in's
+    with pytest.raises(embedding.ModelUnavailable, match=r"cannot read tokenizer\.json"):
+        model.encode(["café au lait"])

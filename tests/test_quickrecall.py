@@ -261,10 +261,19 @@ def test_loads_neither_pygit2_nor_typer_nor_rich(searchable: Path) -> None:
 def test_the_console_entry_point_takes_the_fast_path(
     searchable: Path, gm: Callable[..., Result]
 ) -> None:
-    code = "import sys; sys.argv[0] = 'gitmem'; from gitmem.__main__ import main; main()"
+    code = (  # the quick path leaves by os._exit (no teardown): report from there
+        "import os, sys; sys.argv[0] = 'gitmem'; from gitmem.__main__ import main\n"
+        "leave = os._exit\n"
+        "def spy(code):\n"
+        "    print('typer' in sys.modules, file=sys.stderr); sys.stderr.flush(); leave(code)\n"
+        "os._exit = spy\n"
+        "main()\n"
+    )
     args = ["PAY-1423", "--json", *NOW]
     done = run_python(code, searchable, "recall", *args)
     assert done.stdout == gm("recall", *args).out
+    # The same answer from the full CLI would pass the line above: the fast path gave it.
+    assert done.stderr.strip().splitlines()[-1] == "False"
 
 
 def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,7 +287,12 @@ def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "")  # so that teardown removes what main sets
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+
+    def leave(code: int) -> None:
+        raise SystemExit(code)
+
     monkeypatch.setattr(quickrecall, "run", answer)
+    monkeypatch.setattr(__main__, "_leave", leave)  # not os._exit: that would end pytest
     monkeypatch.setattr(sys, "argv", ["gitmem", "recall", "x"])
     with pytest.raises(SystemExit) as exited:
         __main__.main()
@@ -333,3 +347,43 @@ def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(
     config.write_text(json.dumps({**json.loads(config.read_text()), "max_length": 64}))
     again = embedding.load(str(folder))
     assert again is not None and again.info.fingerprint != stamp and len(hashed) == 2
+
+
+@pytest.mark.parametrize("name", ["notes#2", "what?", "100%25"])
+def test_the_index_stamp_is_read_at_any_store_path(tmp_path: Path, name: str) -> None:
+    """SQLite's URIs end a path at "?" or "#" and decode "%": read as they were, the stamp of
+    a store at `notes#2` came from (a new, empty) `notes`, never from the store's own index."""
+    import sqlite3
+
+    root = tmp_path / name
+    (root / ".gitmem" / "index").mkdir(parents=True)
+    db = sqlite3.connect(root / ".gitmem" / "index" / "catalog.sqlite")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('commit', 'abc')")
+    db.commit()
+    db.close()
+    assert fasthead.catalog_stamp(root) == "abc"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing made beside it
+
+
+def test_a_failure_while_printing_is_reported_as_the_full_cli_reports_it(searchable: Path) -> None:
+    """Past the search the fast path cannot hand over any more (it has printed): an output that
+    cannot encode a title is a bug report with exit code 3 either way, not a traceback and 1."""
+    env = {**os.environ, "GITMEM_STORE": str(searchable), "PYTHONIOENCODING": "ascii"}
+    code = (
+        "import sys; from gitmem import __main__ as m\n"
+        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
+        "m.main()\n"
+    )
+    done = {
+        way: subprocess.run(
+            [sys.executable, "-c", code, way, "recall", "日本語", *NOW],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        for way in ("quick", "full")
+    }
+    assert done["quick"].returncode == done["full"].returncode == 3
+    assert done["quick"].stderr == done["full"].stderr
+    assert "internal error" in done["quick"].stderr

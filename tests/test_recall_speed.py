@@ -267,3 +267,45 @@ def test_a_failing_half_leaves_no_work_running(big: Store) -> None:
     with pytest.raises(RuntimeError, match="semantic half failed"):
         recall(source, "webhook", Options(now=NOW))
     assert source.finished.is_set()  # recall waited for the keyword half before raising
+
+
+def test_a_reader_drops_its_owners_when_another_process_compacts_under_the_same_commit(
+    tmp_path: Path,
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    """A writer moves the stamp, then compacts: a reader that caught up in between cached row
+    owners by the old numbers, under the commit the index still has. The renamed vector file
+    is all that tells it so (Store objects of their own stand for the two processes)."""
+    plain, _ = PlainStore.init(tmp_path / "store")
+    long = next(items(1))
+    plain.import_records(items(40), agent="bench")
+
+    def opened_store() -> Store:
+        store = Store.open(tmp_path / "store")
+        store.use_model(tiny(tiny_model_dir))
+        return store
+
+    reader, writer = opened_store(), opened_store()
+    index = tmp_path / "store" / ".gitmem" / "index"
+    seen: list[list[Any]] = []
+
+    def answers() -> list[Any]:
+        return [reader.recall(q, now=NOW, mode="semantic") for q in QUERIES]
+
+    compact = Index._compact
+
+    def reader_first(self: Index) -> None:  # the reader catches up before the rows move
+        seen.append(answers())
+        compact(self)
+
+    writer_index = writer.index()
+    writer_index._compact = reader_first.__get__(writer_index)  # type: ignore[method-assign]
+    for i in range(60):
+        writer.amend(long["id"], {"abstract": f"revision {i} of the retry policy"})
+        writer.index()
+        if list(index.glob("vectors-*.f32")):
+            break
+    else:
+        pytest.fail("the vector file was never compacted")
+    assert seen  # the reader did search between the stamp and the compaction
+    assert answers() == [opened_store().recall(q, now=NOW, mode="semantic") for q in QUERIES]
