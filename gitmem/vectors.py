@@ -8,8 +8,11 @@ and several processes share the same pages.
 
 from __future__ import annotations
 
+import ctypes
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +86,12 @@ def top_rows(
         index = np.asarray(subset, dtype=np.int64)
         if index.size == 0:
             return []
-        scores = matrix[index] @ q
+        with _one_blas_thread():
+            scores = matrix[index] @ q
     else:
         index = None
-        scores = matrix @ q
+        with _one_blas_thread():
+            scores = matrix @ q
     k = min(k, scores.shape[0])
     if k < scores.shape[0]:
         picked = np.argpartition(-scores, k - 1)[:k]
@@ -96,3 +101,62 @@ def top_rows(
     pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
     pairs.sort(key=lambda pair: (-pair[1], pair[0]))
     return pairs
+
+
+# --- the product on one BLAS thread ---------------------------------------------------------
+# numpy's OpenBLAS splits a large product over the cores, and its threads then spin ~0.1 s
+# waiting for more work. In a recall the keyword half runs beside the product, so the spinning
+# thread takes its core: measured at 100k records, one BLAS thread makes a hybrid recall's p50
+# 0.84x and its CPU 0.7x (benchmarks/bench_recall.py, docs/benchmarks.md). And a product split
+# another way rounds differently in the last bit, so one thread also makes scores the same on
+# every machine, whatever its cores. The count is set only around gitmem's own products and
+# put back after (a lock keeps two of them from interleaving their set and restore); a BLAS
+# that is not a known OpenBLAS (MKL, Accelerate) is left as it is.
+
+_THREADS_LOCK = threading.Lock()
+_Controls = tuple[Callable[[], int], Callable[[int], None]]
+_controls: list[_Controls | None] = []  # found once: [] not looked for yet, [None] none
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    controls = _blas_controls()
+    if controls is None:
+        yield
+        return
+    get, put = controls
+    with _THREADS_LOCK:
+        before = get()
+        put(1)
+        try:
+            yield
+        finally:
+            put(before)
+
+
+def _blas_controls() -> _Controls | None:
+    if not _controls:
+        _controls.append(_find_openblas())
+    return _controls[0]
+
+
+def _find_openblas() -> _Controls | None:
+    """numpy's bundled OpenBLAS (its wheels ship it in numpy.libs) and its thread calls."""
+    libs = Path(np.__file__).resolve().parent.parent / "numpy.libs"
+    for path in sorted(libs.glob("*openblas*")):
+        try:
+            lib = ctypes.CDLL(str(path))  # already loaded by numpy: the same handle
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+                    return _bound(get, put)
+    return None
+
+
+def _bound(get: Any, put: Any) -> _Controls:
+    return (lambda: int(get()), lambda n: put(n))
