@@ -43,9 +43,18 @@ def _leave(code: int) -> None:
     searchers and the vector file's mapping. A quick path holds no lock, has written nothing
     and has printed all it will; only the output buffers need flushing."""
     for stream in (sys.stdout, sys.stderr):
-        # A reader that left or a closed stream: nothing more to save.
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+        try:
+            if stream is not None:  # None: the descriptor was closed before Python started
+                stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # a reader that left, or a stream closed: nothing more to save
+        except OSError as exc:
+            # Output lost (no space left, say): not a success. 120 is what the interpreter's
+            # own exit gives when it cannot flush, so the full CLI's status too.
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.write(f"gitmem: cannot write the output: {exc}\n")
+                sys.stderr.flush()
+            code = code or 120
     os._exit(code)
 
 

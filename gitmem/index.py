@@ -228,6 +228,10 @@ class Index:
             self._rebuild(progress)
             return
         removed -= {d.record.id for d in docs}
+        # An id leaves only if its indexed file changed: a copy elsewhere (not at its place,
+        # so never indexed) that is edited or deleted leaves the record it copies, as a rebuild.
+        indexed = self._catalog.entries(sorted(removed))
+        removed = {rid for rid, entry in indexed.items() if entry.path in changed}
         vectors = self._vectors_file()
         if vectors is not None:
             vectors.truncate(self._catalog.next_row())
@@ -293,7 +297,7 @@ class Index:
         ids = [d.record.id for d in docs]
         if before & (set(ids) | removed) or len(set(ids)) < len(ids):
             return True
-        known = self.entries(ids)
+        known = self._catalog.entries(ids)  # not the cache: it mirrors the last commit seen
         return any(
             (entry := known.get(d.record.id)) is not None
             and entry.path != d.path

@@ -39,9 +39,10 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
             known.add(parsed[path].id)
         except (UnicodeDecodeError, RecordInvalid, OSError):
             continue
-    claims: dict[str, list[Path]] = {}
+    claims: dict[str, list[Path]] = {}  # only files at their own place claim an id
     for path, parsed_record in parsed.items():
-        claims.setdefault(parsed_record.id, []).append(path)
+        if _shown(store, path) == parsed_record.path:
+            claims.setdefault(parsed_record.id, []).append(path)
     for path in sorted(targets):
         shown = _shown(store, path)
         try:
@@ -70,7 +71,7 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
                 )
             )
         others = [_shown(store, o) for o in claims.get(record.id, ()) if o != path]
-        if others:
+        if others and shown == record.path:
             problems.append(
                 Problem(
                     shown,

@@ -86,8 +86,9 @@ def top_rows(
         index = np.asarray(subset, dtype=np.int64)
         if index.size == 0:
             return []
+        rows_of = matrix[index]  # the gather reads the mapping: outside the lock
         with _one_blas_thread():
-            scores = matrix[index] @ q
+            scores = rows_of @ q
     else:
         index = None
         with _one_blas_thread():
@@ -114,6 +115,15 @@ def top_rows(
 # that is not a known OpenBLAS (MKL, Accelerate) is left as it is.
 
 _THREADS_LOCK = threading.Lock()
+
+
+def _fresh_lock() -> None:
+    """A child forked while another thread held the lock would wait on it forever."""
+    global _THREADS_LOCK
+    _THREADS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
 _Controls = tuple[Callable[[], int], Callable[[int], None]]
 _controls: list[_Controls | None] = []  # found once: [] not looked for yet, [None] none
 
@@ -127,8 +137,8 @@ def _one_blas_thread() -> Iterator[None]:
     get, put = controls
     with _THREADS_LOCK:
         before = get()
-        put(1)
         try:
+            put(1)  # inside: an interrupt delivered as it returns still puts the count back
             yield
         finally:
             put(before)
@@ -141,9 +151,12 @@ def _blas_controls() -> _Controls | None:
 
 
 def _find_openblas() -> _Controls | None:
-    """numpy's bundled OpenBLAS (its wheels ship it in numpy.libs) and its thread calls."""
-    libs = Path(np.__file__).resolve().parent.parent / "numpy.libs"
-    for path in sorted(libs.glob("*openblas*")):
+    """numpy's bundled OpenBLAS and its thread calls (its Linux and Windows wheels ship it in
+    numpy.libs, its macOS wheels in numpy/.dylibs)."""
+    package = Path(np.__file__).resolve().parent
+    found = [*(package.parent / "numpy.libs").glob("*openblas*")]
+    found += [*(package / ".dylibs").glob("*openblas*")]
+    for path in sorted(found):
         try:
             lib = ctypes.CDLL(str(path))  # already loaded by numpy: the same handle
         except OSError:

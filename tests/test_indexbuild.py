@@ -288,3 +288,86 @@ def test_an_id_claimed_by_two_files_is_left_out_by_rebuild_and_update_alike(
     incremental = ids(varied)
     build(varied, monkeypatch, parallel=False)
     assert ids(varied) == incremental
+
+
+@pytest.mark.parametrize("change", ["edit", "remove"])
+def test_an_invalid_copy_changed_leaves_the_record_it_copies_in_search(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """A copy in another type's directory with its type unchanged is not at its own place, so
+    neither build indexes it; editing or removing it must not take the record it copies out
+    of search by update while a rebuild keeps it (the catch-up once removed the id of every
+    changed path)."""
+    root = varied.root
+    varied.recall("warm", mode="keyword")  # the index is current before the copy
+    first = next(r.id for r in varied.records() if r.status == "active")
+    path = varied.catalog()[first]
+    copy_path = path.replace("/fact/", "/lesson/", 1)
+    (root / copy_path).parent.mkdir(parents=True, exist_ok=True)
+    (root / copy_path).write_text((root / path).read_text())
+    git(root, "add", copy_path)
+    git(root, "commit", "-qm", "copy by hand, type unchanged")
+
+    def ids() -> list[str]:
+        return [h.id for h in varied.recall(first, mode="keyword", limit=50, now=NOW).hits]
+
+    assert first in ids()
+    if change == "edit":
+        (root / copy_path).write_text((root / path).read_text() + "\nmore\n")
+        git(root, "commit", "-qam", "edit the copy")
+    else:
+        git(root, "rm", "-q", copy_path)
+        git(root, "commit", "-qm", "remove the copy")
+    incremental = ids()
+    assert first in incremental
+    build(varied, monkeypatch, parallel=False)
+    assert ids() == incremental
+
+
+def test_a_copy_is_found_doubled_after_another_process_caught_up(
+    varied: Store, monkeypatch: pytest.MonkeyPatch, model_dir: Path
+) -> None:
+    """A long-lived process caches catalog entries of the last commit it saw; another process
+    then catches the index up past a move. The doubled-id check of the first process's next
+    catch-up must read the catalog, not its cache (which still has the record at its old
+    place, where the copy now is)."""
+    root = varied.root
+    first = next(r.id for r in varied.records() if r.status == "active")
+
+    def ids(store: Store) -> list[str]:
+        return [h.id for h in store.recall(first, mode="keyword", limit=50, now=NOW).hits]
+
+    assert first in ids(varied)  # this process has cached first's entry at its place
+    path = varied.catalog()[first]
+    text = (root / path).read_text()
+    moved = path.replace("/fact/", "/lesson/", 1)
+    (root / moved).parent.mkdir(parents=True, exist_ok=True)
+    (root / moved).write_text(text.replace("type: fact", "type: lesson", 1))
+    git(root, "rm", "-q", path)
+    git(root, "add", moved)
+    git(root, "commit", "-qm", "move to lessons")
+    other = Store.open(root)
+    other.use_model(ModelRef.from_folder("tiny", model_dir))
+    assert first in ids(other)  # the other process catches the index up past the move
+    (root / path).write_text(text)
+    git(root, "add", path)
+    git(root, "commit", "-qm", "a copy back at the old place")
+    incremental = ids(varied)
+    assert first not in incremental
+    build(varied, monkeypatch, parallel=False)
+    assert ids(varied) == incremental
+
+
+def test_validate_names_doubles_only_among_copies_at_their_own_place(varied: Store) -> None:
+    """A copy in the wrong directory (its type unchanged) claims nothing: validate reports its
+    place, and does not tell the original that search leaves it out."""
+    root = varied.root
+    first = next(r.id for r in varied.records() if r.status == "active")
+    path = varied.catalog()[first]
+    copy_path = path.replace("/fact/", "/lesson/", 1)
+    (root / copy_path).parent.mkdir(parents=True, exist_ok=True)
+    (root / copy_path).write_text((root / path).read_text())
+    problems = validate_files(varied, [])
+    assert not [p for p in problems if "also claimed by" in p.message]
+    misplaced = [p.path for p in problems if p.message.startswith("id/path")]
+    assert copy_path in misplaced and path not in misplaced

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import pytest
 from conftest import Result, git
@@ -387,3 +388,58 @@ def test_a_failure_while_printing_is_reported_as_the_full_cli_reports_it(searcha
     assert done["quick"].returncode == done["full"].returncode == 3
     assert done["quick"].stderr == done["full"].stderr
     assert "internal error" in done["quick"].stderr
+
+
+def run_both_ways(store: Path, stdout: IO[str]) -> dict[str, subprocess.CompletedProcess[str]]:
+    """`gitmem recall` through the fast path and through the full CLI, stdout as given (block
+    buffered, as a user's shell has it: PYTHONUNBUFFERED would write at each print)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["GITMEM_STORE"] = str(store)
+    code = (
+        "import sys; from gitmem import __main__ as m\n"
+        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
+        "m.main()\n"
+    )
+    return {
+        way: subprocess.run(
+            [sys.executable, "-c", code, way, "recall", "webhook", *NOW],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for way in ("quick", "full")
+    }
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_lost_on_a_full_disk_is_not_a_success(searchable: Path) -> None:
+    """The fast path leaves by os._exit after flushing stdout itself: a flush that fails (no
+    space left) must not end in exit code 0, as the interpreter's own exit does not."""
+    with open("/dev/full", "w") as full:
+        done = run_both_ways(searchable, full)
+    assert done["full"].returncode == 120  # Python's exit status when stdout cannot be flushed
+    assert done["quick"].returncode == done["full"].returncode
+    assert "No space left on device" in done["quick"].stderr
+
+
+def test_a_closed_stdout_is_reported_as_the_full_cli_reports_it(searchable: Path) -> None:
+    """With fd 1 closed, sys.stdout is None: leaving must not fail on it with a traceback."""
+    env = {**os.environ, "GITMEM_STORE": str(searchable)}
+    code = (
+        "import sys; from gitmem import __main__ as m\n"
+        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
+        "m.main()\n"
+    )
+    done = {
+        way: subprocess.run(
+            ["sh", "-c", '"$@" >&-', "sh", sys.executable, "-c", code, way, "recall", "webhook"],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for way in ("quick", "full")
+    }
+    assert done["quick"].returncode == done["full"].returncode == 3
+    assert done["quick"].stderr == done["full"].stderr
+    assert "Traceback" not in done["quick"].stderr

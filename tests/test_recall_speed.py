@@ -340,3 +340,52 @@ def test_scores_do_not_depend_on_how_many_threads_blas_may_use() -> None:
         answers.add(done.stdout)
     assert len(answers) == 1
     assert answers.pop().startswith("True ")  # the count is put back after each product
+
+
+def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A KeyboardInterrupt can arrive just as the call that sets one thread returns: the count
+    is put back all the same, and the lock is free for the next product."""
+    import numpy as np
+
+    from gitmem import vectors
+
+    count = [2]
+
+    def put(n: int) -> None:
+        count[0] = n
+        if n == 1:
+            raise KeyboardInterrupt  # delivered after the call has set the count
+
+    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    matrix = normalise(np.eye(4, dtype=np.float32))
+    with pytest.raises(KeyboardInterrupt):
+        top_rows(matrix, matrix[0], 1)
+    assert count == [2]
+    assert not vectors._THREADS_LOCK.locked()
+
+
+def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
+    import numpy as np
+
+    from gitmem import vectors
+
+    matrix = vectors.normalise(np.eye(4, dtype=np.float32))
+    with vectors._THREADS_LOCK:  # as if another thread were inside a product
+        pid = os.fork()
+        if pid == 0:  # the child: its copy of the lock must not be held
+            try:
+                vectors.top_rows(matrix, matrix[1], 1)
+            finally:
+                os._exit(0)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise AssertionError("the forked child hung on the BLAS lock")
