@@ -367,15 +367,19 @@ def test_the_index_stamp_is_read_at_any_store_path(tmp_path: Path, name: str) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing made beside it
 
 
+# `python -c BOTH_WAYS quick|full recall ...`: gitmem's entry point, the fast path on or off.
+BOTH_WAYS = (
+    "import sys; from gitmem import __main__ as m\n"
+    "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
+    "m.main()\n"
+)
+
+
 def test_a_failure_while_printing_is_reported_as_the_full_cli_reports_it(searchable: Path) -> None:
     """Past the search the fast path cannot hand over any more (it has printed): an output that
     cannot encode a title is a bug report with exit code 3 either way, not a traceback and 1."""
     env = {**os.environ, "GITMEM_STORE": str(searchable), "PYTHONIOENCODING": "ascii"}
-    code = (
-        "import sys; from gitmem import __main__ as m\n"
-        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
-        "m.main()\n"
-    )
+    code = BOTH_WAYS
     done = {
         way: subprocess.run(
             [sys.executable, "-c", code, way, "recall", "日本語", *NOW],
@@ -395,11 +399,7 @@ def run_both_ways(store: Path, stdout: IO[str]) -> dict[str, subprocess.Complete
     buffered, as a user's shell has it: PYTHONUNBUFFERED would write at each print)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     env["GITMEM_STORE"] = str(store)
-    code = (
-        "import sys; from gitmem import __main__ as m\n"
-        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
-        "m.main()\n"
-    )
+    code = BOTH_WAYS
     return {
         way: subprocess.run(
             [sys.executable, "-c", code, way, "recall", "webhook", *NOW],
@@ -426,11 +426,7 @@ def test_output_lost_on_a_full_disk_is_not_a_success(searchable: Path) -> None:
 def test_a_closed_stdout_is_reported_as_the_full_cli_reports_it(searchable: Path) -> None:
     """With fd 1 closed, sys.stdout is None: leaving must not fail on it with a traceback."""
     env = {**os.environ, "GITMEM_STORE": str(searchable)}
-    code = (
-        "import sys; from gitmem import __main__ as m\n"
-        "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
-        "m.main()\n"
-    )
+    code = BOTH_WAYS
     done = {
         way: subprocess.run(
             ["sh", "-c", '"$@" >&-', "sh", sys.executable, "-c", code, way, "recall", "webhook"],
