@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import machine, make_store, write_json
-from bench_recall import configure_model
+from _common import machine, write_json
+from bench_recall import store_for
 
 REPO = Path(__file__).resolve().parents[1]
 TIMED = """
@@ -52,11 +52,7 @@ def main() -> None:
     parser.add_argument("--store", help="Rebuild this store (a copy of one made before).")
     parser.add_argument("--json", help="Write the figures here.")
     args = parser.parse_args()
-    if args.store:
-        root = Path(args.store)
-    else:
-        root = make_store(args.records)
-        configure_model(root, args.model)
+    root = store_for(args.store, args.records, args.model)
     with tempfile.TemporaryDirectory() as tmp:
         sources = {}
         for name, revision in (("base", args.base), ("head", args.head)):

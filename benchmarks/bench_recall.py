@@ -45,6 +45,16 @@ def configure_model(root: Path, model: str) -> None:
     )
 
 
+def store_for(store: str | None, records: int, model: str) -> Path:
+    """The store a benchmark rebuilds: `store` as given (made earlier, its config naming the
+    model), or a new one of `records` synthetic records using `model`."""
+    if store:
+        return Path(store)
+    root = make_store(records)
+    configure_model(root, model)
+    return root
+
+
 def child(code: str, root: Path) -> dict[str, float]:
     done = subprocess.run(
         [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import machine, make_store, median, write_json
-from bench_recall import configure_model
+from _common import machine, median, write_json
+from bench_recall import store_for
 
 import gitmem.indexbuild as indexbuild
 from gitmem.api import Store
@@ -91,11 +91,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="Write the figures here.")
     args = parser.parse_args()
-    if args.store:
-        root = Path(args.store)
-    else:
-        root = make_store(args.records)
-        configure_model(root, args.model)
+    root = store_for(args.store, args.records, args.model)
     staged = stages(root)
     print(f"one process, staged: {staged['total']:.1f} s")
     for key, spent in staged.items():

@@ -98,6 +98,14 @@ def assert_the_same_but_a_notice(serial: dict[str, Any], broken: dict[str, Any])
     assert any("a worker process failed" in n for n in notices)
 
 
+def workers_run(script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start workers through a shell script in place of the interpreter."""
+    shim = tmp_path / "python"
+    shim.write_text(f"#!/bin/sh\n{script}\n")
+    shim.chmod(0o755)
+    monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
+
+
 def test_workers_build_the_same_index_as_one_process(
     varied: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,10 +175,7 @@ def test_a_worker_error_midway_hands_the_rest_back(
         """
     )
     (tmp_path / "worker.py").write_text(code)
-    shim = tmp_path / "python"
-    shim.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'worker.py'}\n")
-    shim.chmod(0o755)
-    monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
+    workers_run(f"exec {sys.executable} {tmp_path / 'worker.py'}", tmp_path, monkeypatch)
     broken = build(varied, monkeypatch, parallel=True)
     assert_the_same_but_a_notice(serial, broken)
 
@@ -224,10 +229,7 @@ def test_a_worker_that_prints_before_it_serves_leaves_the_same_index(
     """Text on a worker's stdout (a .pth or sitecustomize that prints) fails to unpickle in
     ways other than UnpicklingError; it is still that worker's failure, not the build's."""
     serial = build(varied, monkeypatch, parallel=False)
-    shim = tmp_path / "python"
-    shim.write_text(f"#!/bin/sh\necho 'Usage: x'\nexec {sys.executable} \"$@\"\n")
-    shim.chmod(0o755)
-    monkeypatch.setattr(indexbuild.sys, "executable", str(shim))
+    workers_run(f"echo 'Usage: x'\nexec {sys.executable} \"$@\"", tmp_path, monkeypatch)
     broken = build(varied, monkeypatch, parallel=True)
     assert_the_same_but_a_notice(serial, broken)
 
