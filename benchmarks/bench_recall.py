@@ -3,6 +3,7 @@ in-process (hybrid), `gitmem recall` as a whole process with its breakdown, and 
 
     .venv/bin/python benchmarks/bench_recall.py --model benchmarks/.models/minilm-distilled-256 \
         [--records 100000] [--json out.json]
+    ... --recall-only STORE [--in-process-runs 7]   # recall figures only, on a store made before
 
 The model is the 256-dimension static model `make bench-model` distils (see docs/benchmarks.md).
 """
@@ -176,15 +177,40 @@ def report_cli(cli: dict[str, float]) -> None:
     )
 
 
+def in_process(root: Path, runs: int) -> dict[str, float]:
+    """Median over `runs` processes of each in-process figure (200 queries each)."""
+    figures = [child(IN_PROCESS, root) for _ in range(runs)]
+    r = {key: median([f[key] for f in figures]) for key in figures[0]}
+    r["load_average"] = os.getloadavg()[0]
+    print(
+        f"recall in-process, hybrid: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms, "
+        f"CPU p50 {r['cpu_p50_ms']:.1f} ms, max RSS {r['max_rss_mb']:.0f} MB "
+        f"(median of {runs} processes × 200 queries; load {r['load_average']:.2f})",
+        flush=True,
+    )
+    return r
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", required=True)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--cli-runs", type=int, default=7)
     parser.add_argument("--json")
+    parser.add_argument("--in-process-runs", type=int, default=3)
     parser.add_argument("--cli-only", metavar="STORE", help="Only the process figures, on STORE.")
+    parser.add_argument(
+        "--recall-only", metavar="STORE", help="Only the recall figures (in-process, process)."
+    )
     args = parser.parse_args()
     results: dict[str, object] = {"machine": machine(), "records": args.records}
+    if args.recall_only:  # a store with a current index, e.g. one this script built before
+        root = Path(args.recall_only)
+        results["recall_in_process"] = in_process(root, args.in_process_runs)
+        results["cli_recall"] = cli = whole_process(root, args.cli_runs)
+        report_cli(cli)
+        write_json(args.json, results)
+        return
     if args.cli_only:  # a store with a current index, e.g. one this script built before
         results["cli_recall"] = cli = whole_process(Path(args.cli_only), args.cli_runs)
         report_cli(cli)
@@ -219,16 +245,7 @@ def main() -> None:
         flush=True,
     )
 
-    figures = [child(IN_PROCESS, root) for _ in range(3)]
-    results["recall_in_process"] = {key: median([f[key] for f in figures]) for key in figures[0]}
-    r = results["recall_in_process"]
-    print(
-        f"recall in-process, hybrid: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms, "  # type: ignore[index]
-        f"CPU p50 {r['cpu_p50_ms']:.1f} ms, max RSS {r['max_rss_mb']:.0f} MB "  # type: ignore[index]
-        "(median of 3 processes × 200 queries)",
-        flush=True,
-    )  # type: ignore[index]
-
+    results["recall_in_process"] = in_process(root, args.in_process_runs)
     cli = whole_process(root, args.cli_runs)
     results["cli_recall"] = cli
     report_cli(cli)

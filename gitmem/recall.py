@@ -9,6 +9,7 @@ The defaults are the ones the evaluation in benchmarks/retrieval chose (docs/ben
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -108,7 +109,7 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         # semantic half stays in this thread: its product over every vector is the longest step,
         # and handed to the pool it began only once this thread let go of the GIL (1-3 ms
         # later at 100k records, measured); the keyword half waits for it instead.
-        pending = _POOL.submit(_keyword, index, query, depth, options)
+        pending = _POOL.submit(_keyword_then_help, index, query, depth, options)
         try:
             semantic = index.semantic(query, depth, options.filter) or []
         finally:
@@ -146,6 +147,19 @@ def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tu
         ceiling = index.keyword_ceiling(query)
         if ceiling > 0:
             keyword = [(rid, min(score / ceiling, 1.0)) for rid, score in keyword]
+    return keyword
+
+
+def _keyword_then_help(
+    index: Source, query: str, depth: int, options: Options
+) -> list[tuple[str, float]]:
+    """The keyword half, then this thread's share of the semantic half's product (the longer
+    of the two at scale: gitmem.vectors)."""
+    keyword = _keyword(index, query, depth, options)
+    from gitmem.vectors import help_products  # numpy: loaded by now for the semantic half
+
+    with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
+        help_products()
     return keyword
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Matrix", "VectorFile", "normalise", "top_rows"]
+__all__ = ["Matrix", "VectorFile", "help_products", "normalise", "top_rows"]
 
 Matrix = np.ndarray[Any, np.dtype[np.float32]]
 _ITEM = 4  # bytes of a float32
@@ -91,8 +91,7 @@ def top_rows(
             scores = rows_of @ q
     else:
         index = None
-        with _one_blas_thread():
-            scores = matrix @ q
+        scores = _Product(matrix, q).run()
     k = min(k, scores.shape[0])
     if k < scores.shape[0]:
         picked = np.argpartition(-scores, k - 1)[:k]
@@ -102,6 +101,81 @@ def top_rows(
     pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
     pairs.sort(key=lambda pair: (-pair[1], pair[0]))
     return pairs
+
+
+# --- the product over every row, in blocks another thread may share ---------------------------
+# At 100k records the product reads 100 MB and is the longest step of a recall; the keyword
+# half, beside it on the other core, is done well before it. The product is cut into blocks
+# of fixed rows, so whichever thread computes a block its rows score the same (BLAS may round a
+# row differently in a block cut elsewhere); the thread that starts a product works through
+# them in order, and the keyword half's thread, once done, takes blocks too (help_products).
+BLOCK_ROWS = 4096
+_RUNNING: set[_Product] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+class _Product:
+    def __init__(self, matrix: Matrix, q: Matrix) -> None:
+        self.matrix, self.q = matrix, q
+        self.scores: Matrix = np.empty(matrix.shape[0], dtype=np.float32)
+        self._blocks = -(-matrix.shape[0] // BLOCK_ROWS)
+        self._next = 0
+        self._left = self._blocks
+        self._retry: list[int] = []  # blocks a helper took and failed to finish
+        self._cond = threading.Condition(threading.Lock())
+
+    def run(self) -> Matrix:
+        """Every row's score; other threads may help until it returns."""
+        if self._blocks > 1:
+            with _RUNNING_LOCK:
+                _RUNNING.add(self)
+        try:
+            with _one_blas_thread():
+                self.work(owner=True)
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(self)
+        return self.scores
+
+    def work(self, *, owner: bool) -> None:
+        """Compute blocks until none is left to take; the owner also waits for the blocks
+        helpers are still computing (and computes any a helper gave back)."""
+        while True:
+            with self._cond:
+                if self._retry:
+                    block = self._retry.pop()
+                elif self._next < self._blocks:
+                    block, self._next = self._next, self._next + 1
+                elif owner and self._left:
+                    self._cond.wait()
+                    continue
+                else:
+                    return
+            try:
+                start = block * BLOCK_ROWS
+                stop = min(start + BLOCK_ROWS, self.scores.shape[0])
+                np.matmul(self.matrix[start:stop], self.q, out=self.scores[start:stop])
+            except BaseException:
+                with self._cond:
+                    self._retry.append(block)
+                    self._cond.notify_all()
+                raise
+            with self._cond:
+                self._left -= 1
+                if not self._left:
+                    self._cond.notify_all()
+
+
+def help_products() -> None:
+    """Take a share of the products other threads are running (see _Product); a failure here
+    gives the block back to the product's own thread."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    if not running:
+        return
+    with _one_blas_thread():
+        for product in running:
+            product.work(owner=False)
 
 
 # --- the product on one BLAS thread ---------------------------------------------------------
@@ -118,14 +192,24 @@ _THREADS_LOCK = threading.Lock()
 
 
 def _fresh_lock() -> None:
-    """A child forked while another thread held the lock would wait on it forever."""
-    global _THREADS_LOCK
-    _THREADS_LOCK = threading.Lock()
+    """A child forked while another thread held the lock would wait on it forever; and the
+    products running in the parent's other threads are not running in the child."""
+    global _THREADS_LOCK, _RUNNING_LOCK
+    _THREADS_LOCK, _RUNNING_LOCK = threading.Lock(), threading.Lock()
+    _Limit.depth = 0
+    _RUNNING.clear()
 
 
 os.register_at_fork(after_in_child=_fresh_lock)
 _Controls = tuple[Callable[[], int], Callable[[int], None]]
 _controls: list[_Controls | None] = []  # found once: [] not looked for yet, [None] none
+
+
+class _Limit:
+    """How many products are inside the limit, and the count to put back after the last."""
+
+    depth = 0
+    before = 0
 
 
 @contextmanager
@@ -135,13 +219,21 @@ def _one_blas_thread() -> Iterator[None]:
         yield
         return
     get, put = controls
-    with _THREADS_LOCK:
-        before = get()
-        try:
+    entered = False
+    try:
+        with _THREADS_LOCK:
+            if _Limit.depth == 0:
+                _Limit.before = get()
+            _Limit.depth += 1
+            entered = True
             put(1)  # inside: an interrupt delivered as it returns still puts the count back
-            yield
-        finally:
-            put(before)
+        yield
+    finally:
+        if entered:
+            with _THREADS_LOCK:
+                _Limit.depth -= 1
+                if _Limit.depth == 0:
+                    put(_Limit.before)
 
 
 def _blas_controls() -> _Controls | None:

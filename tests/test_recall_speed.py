@@ -389,3 +389,146 @@ def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     raise AssertionError("the forked child hung on the BLAS lock")
+
+
+# --- the product shared between threads (gitmem.vectors._Product) ----------------------------
+
+
+def shared_case(rows: int = 9 * 4096 + 123) -> tuple[Any, Any, Any]:
+    """A matrix of several blocks, a query, and each block's product on its own: what every
+    row must score however the blocks are shared out."""
+    import numpy as np
+
+    from gitmem import vectors
+
+    rng = np.random.default_rng(11)
+    matrix = normalise(rng.standard_normal((rows, 96), dtype=np.float32))
+    q = normalise(rng.standard_normal(96, dtype=np.float32)).reshape(-1)
+    step = vectors.BLOCK_ROWS
+    with vectors._one_blas_thread():
+        blocks = [matrix[i : i + step] @ q for i in range(0, rows, step)]
+    return matrix, q, np.concatenate(blocks)
+
+
+def test_a_product_scores_the_same_however_its_blocks_are_shared() -> None:
+    import numpy as np
+
+    from gitmem import vectors
+
+    matrix, q, expected = shared_case()
+    assert np.array_equal(vectors._Product(matrix, q).run(), expected)
+    assert np.allclose(expected, matrix @ q, atol=1e-6)
+    # Every block computed by a helper before the owner starts: the owner has nothing left.
+    product = vectors._Product(matrix, q)
+    vectors._RUNNING.add(product)
+    vectors.help_products()
+    assert product._left == 0
+    assert np.array_equal(product.run(), expected)
+    assert not vectors._RUNNING
+    # And a helper thread joining products as they run, blocks taken by both.
+    stop = threading.Event()
+
+    def helper() -> None:
+        while not stop.is_set():
+            vectors.help_products()
+
+    thread = threading.Thread(target=helper, daemon=True)
+    thread.start()
+    try:
+        for _ in range(40):
+            assert np.array_equal(vectors._Product(matrix, q).run(), expected)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_the_owner_waits_for_a_block_a_helper_is_still_computing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+
+    from gitmem import vectors
+
+    matrix, q, expected = shared_case()
+    taken = threading.Event()
+    real = np.matmul
+
+    def slow_in_helper(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            taken.set()
+            time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vectors.np, "matmul", slow_in_helper)
+    product = vectors._Product(matrix, q)
+    helper = threading.Thread(target=product.work, kwargs={"owner": False})
+    helper.start()
+    assert taken.wait(10)
+    scores = product.run()  # the helper holds block 0 for 0.3 s
+    assert product._left == 0
+    helper.join()
+    assert np.array_equal(scores, expected)
+
+
+def test_a_block_a_helper_fails_on_is_computed_by_the_owner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+
+    from gitmem import vectors
+
+    matrix, q, expected = shared_case()
+    real = np.matmul
+    calls = []
+
+    def fails_once(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            raise MemoryError("no room for the block")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vectors.np, "matmul", fails_once)
+    product = vectors._Product(matrix, q)
+    vectors._RUNNING.add(product)
+    with pytest.raises(MemoryError):
+        vectors.help_products()  # two blocks done, the third given back
+    assert product._retry == [2]
+    assert np.array_equal(product.run(), expected)
+    assert not vectors._RUNNING
+
+
+def test_a_failing_helper_does_not_fail_the_recall(
+    big: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem import vectors
+
+    expected = big.recall("webhook retry policy", now=NOW)
+    monkeypatch.setattr(vectors, "help_products", lambda: 1 / 0)
+    assert big.recall("webhook retry policy", now=NOW) == expected
+
+
+def test_the_blas_count_is_put_back_only_when_the_last_product_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitmem import vectors
+
+    count = [2]
+    put = lambda n: count.__setitem__(0, n)  # noqa: E731
+    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    inside, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with vectors._one_blas_thread():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert inside.wait(10)
+    with vectors._one_blas_thread():
+        assert count == [1]
+    assert count == [1]  # the other thread's product is still running
+    leave.set()
+    thread.join()
+    assert count == [2]
+    assert vectors._Limit.depth == 0
