@@ -8,6 +8,7 @@ import platform
 import random
 import statistics
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -110,3 +111,32 @@ def write_json(path: str | None, data: dict[str, Any]) -> None:
 
 def run_quiet(cmd: list[str], env: dict[str, str] | None = None) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def checkout(revision: str, into: Path) -> Path:
+    """The `gitmem` package of `revision`, unpacked into `into` (the work tree is left alone)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "gitmem"], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def run_code(source: Path, code: str, *args: str) -> str:
+    """Run `code` with `python -c` so that `import gitmem` finds the package in `source`, and
+    return its standard output. The child runs in `source`: `-c` puts the working directory
+    first on sys.path, ahead of PYTHONPATH, so from the repository's root it would import the
+    work tree's gitmem whatever PYTHONPATH says (checked in the child)."""
+    check = f"import gitmem, sys; assert gitmem.__file__.startswith({str(source.resolve())!r})\n"
+    done = subprocess.run(
+        [sys.executable, "-c", check + code, *args],
+        cwd=source,
+        env={**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{REPO / 'benchmarks'}"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout

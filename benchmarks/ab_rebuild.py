@@ -11,16 +11,12 @@ making one; `--json FILE` writes the times.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _common import machine, write_json
+from _common import checkout, machine, run_code, write_json
 from bench_recall import store_for
 
-REPO = Path(__file__).resolve().parents[1]
 TIMED = """
 import time
 from pathlib import Path
@@ -31,15 +27,6 @@ start = time.perf_counter()
 store.rebuild()
 print(time.perf_counter() - start)
 """
-
-
-def checkout(revision: str, into: Path) -> Path:
-    """The `gitmem` package of `revision`, unpacked (the work tree is left alone)."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", revision, "gitmem"], check=True, capture_output=True
-    )
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def main() -> None:
@@ -61,15 +48,7 @@ def main() -> None:
         times: dict[str, list[float]] = {"base": [], "head": []}
         for _ in range(args.rounds):
             for name, source in sources.items():
-                env = {**os.environ, "PYTHONPATH": str(source)}
-                done = subprocess.run(
-                    [sys.executable, "-c", TIMED.format(root=str(root))],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                times[name].append(float(done.stdout.strip()))
+                times[name].append(float(run_code(source, TIMED.format(root=str(root)))))
     for name, values in times.items():
         print(f"{name} ({getattr(args, name)}): " + ", ".join(f"{v:.1f} s" for v in values))
     ratios = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
