@@ -68,7 +68,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 class GitFailed(GitmemError):
-    """A git command failed; `kind` says how (one of the keys of _NEXT)."""
+    """A git command failed; `kind` says how (one of the keys of _NEXT, or host-key /
+    ssh-missing from gitmem.sync for ssh remotes)."""
 
     def __init__(self, message: str, kind: str, stderr: str = "") -> None:
         super().__init__(message)

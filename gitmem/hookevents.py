@@ -113,7 +113,8 @@ def _sync(hook: Hook, *, wait: bool) -> None:
     # At a session's start the index is left behind: catching it up would load the model, and
     # the context block reads what changed from git (gitmem.context).
     command += ["--store", str(hook.root), *(["--no-index"] if wait else [])]
-    env = {**hook.env, "GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": _batch_ssh(hook.env)}
+    # `gitmem sync` runs ssh in batch mode itself, and leaves a store's core.sshCommand alone.
+    env = {**hook.env, "GIT_TERMINAL_PROMPT": "0"}
     if not wait:
         with (hook.cache / LOG_NAME).open("a", encoding="utf-8") as log:
             subprocess.Popen(
@@ -138,12 +139,7 @@ def _sync(hook: Hook, *, wait: bool) -> None:
         hook.log(f"sync took longer than {timeout:g} s; skipped (offline?)")
         return
     if done.returncode != 0:
-        hook.log(f"sync failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-
-
-def _batch_ssh(env: Mapping[str, str]) -> str:
-    base = env.get("GIT_SSH_COMMAND", "") or "ssh"
-    return f"{base} -o BatchMode=yes -o ConnectTimeout=3"
+        hook.log(f"sync failed ({done.returncode}): {done.stderr.strip()[:500]}")
 
 
 def _mirror(hook: Hook, project: str) -> None:

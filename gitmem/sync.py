@@ -28,6 +28,7 @@ from gitmem.gitcli import Deadline, GitFailed, remote_url, run_git
 from gitmem.lock import LockTimeout
 from gitmem.merge import Conflict, plan_merge
 from gitmem.publish import Publisher
+from gitmem.sshcause import explain_ssh
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -127,7 +128,11 @@ def sync(
             # message names its file), is for the user.
             busy = exc.kind == "busy" and attempt < MAX_ATTEMPTS
             if exc.kind != "non-fast-forward" and not busy:
-                raise
+                again = "sync again; your writes stay local commits until then"
+                explained = explain_ssh(exc, f"{remote} ({url})", url, again)
+                if explained is None:
+                    raise
+                raise explained from exc
             if attempt == MAX_ATTEMPTS:
                 raise GitmemError(
                     f"the remote {remote} kept moving: {MAX_ATTEMPTS} attempts to push "
@@ -399,13 +404,19 @@ def clone(
     """`git clone` a memory; the index builds on the first recall."""
     if path.exists() and any(path.iterdir()):
         raise GitmemError(f"{path} exists and is not empty; choose a new directory for the clone")
-    run_git(
-        ["clone", "--no-tags", "--quiet", "--", url, str(path)],  # a URL is never an option
-        cwd=None,
-        env=env,
-        deadline=Deadline.after(timeout),
-        what=f"cloning {url}",
-    )
+    try:
+        run_git(
+            ["clone", "--no-tags", "--quiet", "--", url, str(path)],  # a URL is never an option
+            cwd=None,
+            env=env,
+            deadline=Deadline.after(timeout),
+            what=f"cloning {url}",
+        )
+    except GitFailed as exc:
+        explained = explain_ssh(exc, url, url, "clone again")
+        if explained is None:
+            raise
+        raise explained from exc
     if not (path / "config.toml").exists():
         _check_out_memory_branch(path, env, timeout)
     if not (path / "config.toml").exists():

@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "cli_time": 7,
     # Sync (issue 5).
     "gitcli": 1,
+    "sshcause": 1,
     "merge": 2,
     "publish": 2,
     "sync": 5,

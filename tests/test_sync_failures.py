@@ -1,6 +1,7 @@
 """Sync failures: each gets a clear message and loses nothing. Real remotes: missing paths,
 closed and silent ports, an http server that wants a password, a remote hook that refuses,
-a history that is not ours, a corrupt ref, a sync killed with SIGKILL."""
+a history that is not ours, a corrupt ref, a sync killed with SIGKILL; and over ssh, a
+stand-in ssh that fails as OpenSSH does."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, snapshot
+from conftest import Result, assert_clean, git, snapshot
 from test_sync import fact, make_clone, run_sync
 
 from gitmem.api import Store
@@ -218,3 +219,381 @@ def test_cli_sync_times_out_with_exit_1(remote: Path, silent_port: int, gm) -> N
     assert time.monotonic() - started < 5
     assert done.code == 1
     assert "no answer from the remote within the time allowed" in done.err
+
+
+# --- ssh: authentication, host keys, the program itself, prompts ---------------------------
+# No ssh server here: a fake `ssh` prints what OpenSSH prints on stderr and exits 255, as the
+# real one does. `memory.example` is never resolved: the fake stands in for the whole network.
+
+Gm = Callable[..., Result]  # the CLI in this process (conftest.gm)
+SCP_URL = "git@memory.example:me/memory.git"
+SSH_URL = "ssh://git@memory.example:2222/me/memory.git"
+CHANGED_HOST_KEY = """\
+@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
+@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
+Someone could be eavesdropping on you right now (man-in-the-middle attack)!
+It is also possible that a host key has just been changed.
+The fingerprint for the ED25519 key sent by the remote host is
+SHA256:3b0mWRBl2bRw6pP1m1Uo9oTzN8mQm0YXgK4bQ2h6zqA.
+Please contact your system administrator.
+Add correct host key in /home/me/.ssh/known_hosts to get rid of this message.
+Offending ED25519 key in /home/me/.ssh/known_hosts:3
+Host key for memory.example has changed and you have requested strict checking.
+Host key verification failed.
+"""
+
+
+def fake_ssh(folder: Path, stderr: str, name: str = "ssh") -> Path:
+    """An ssh that fails as OpenSSH does (its words on stderr, exit 255), logging its
+    arguments to `args` beside it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / name
+    said = folder / f"{name}.says"
+    said.write_text(stderr)
+    script.write_text(
+        f'#!/bin/sh\nprintf \'%s\\n\' "$*" >> "{folder / "args"}"\ncat "{said}" >&2\nexit 255\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def store_state(store: Store) -> tuple[object, ...]:
+    """Everything a failed sync must leave alone: HEAD, every ref, git status, the records
+    and other tracked files, what waits to be pushed, and the index's files (not the hook's
+    log and settings cache beside it)."""
+
+    def files(top: Path, skip: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
+        return sorted(
+            (str(p.relative_to(top)), p.read_bytes())
+            for p in top.rglob("*")
+            if p.is_file() and p.relative_to(top).parts[0] not in skip
+        )
+
+    refs = git(store.root, "for-each-ref", "--format=%(refname) %(objectname)")
+    status = git(store.root, "status", "--porcelain", "--ignored")
+    tracked = files(store.root, skip=(".git", ".gitmem"))
+    index = files(store.cache_dir / "index")
+    return git(store.root, "rev-parse", "HEAD"), refs, status, tracked, index, sync_status(store)
+
+
+@pytest.fixture
+def waiting(remote: Path) -> Store:
+    """A clone with a write not pushed yet and a current index, whose remote is over ssh."""
+    a = make_clone(remote, "a")
+    fact(a, "Written offline")
+    a.index()
+    point_at(a, SCP_URL)
+    return a
+
+
+# stderr of OpenSSH (9.x) in each case (\r\n as its log lines sometimes end), and the cause
+# the message gives.
+DENIED = {
+    "no key": (
+        "git@memory.example: Permission denied (publickey).\r\n",
+        "Permission denied (publickey)",
+    ),
+    "wrong key": (
+        'Load key "/home/me/.ssh/id_work": invalid format\r\n'
+        "git@memory.example: Permission denied (publickey).\r\n",
+        'Permission denied (publickey); Load key "/home/me/.ssh/id_work": invalid format',
+    ),
+    "missing key": (
+        "Warning: Identity file /home/me/.ssh/id_work not accessible: No such file or "
+        "directory.\r\ngit@memory.example: Permission denied (publickey).\r\n",
+        "Permission denied (publickey); Warning: Identity file /home/me/.ssh/id_work not "
+        "accessible: No such file or directory",
+    ),
+    "password only": (
+        "read_passphrase: can't open /dev/tty: No such device or address\r\n"
+        "git@memory.example: Permission denied (publickey,password).\r\n",
+        "Permission denied (publickey,password)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DENIED))
+def test_ssh_that_cannot_authenticate_names_remote_cause_and_next_step(
+    waiting: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm, case: str
+) -> None:
+    stderr, cause = DENIED[case]
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, stderr)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    before = store_state(waiting)
+    done = gm("sync", "--timeout", "30", "--store", str(waiting.root))
+    assert (done.code, done.out) == (1, "")
+    assert done.err == (
+        f"gitmem: ssh could not authenticate to origin ({SCP_URL}): {cause} — check your key "
+        'with "ssh -T git@memory.example" (gitmem never prompts: a key with a passphrase must '
+        "be in ssh-agent), then sync again; your writes stay local commits until then\n"
+    )
+    assert store_state(waiting) == before
+    # gitmem drives ssh: in batch mode, so it never waits on a prompt.
+    assert "-o BatchMode=yes" in (bin_dir / "args").read_text()
+
+
+def test_ssh_url_with_a_port_gets_a_hint_with_that_port(waiting: Store, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, DENIED["no key"][0])
+    point_at(waiting, SSH_URL)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=30)
+    assert caught.value.kind == "authentication"
+    assert f"ssh could not authenticate to origin ({SSH_URL})" in str(caught.value)
+    assert '"ssh -T -p 2222 git@memory.example"' in str(caught.value)
+    assert "-p 2222" in (bin_dir / "args").read_text()
+
+
+def test_unknown_host_key_says_how_to_check_and_accept_it(waiting: Store, tmp_path: Path) -> None:
+    # gitmem's own ssh command accepts a new host's key (accept-new); the user's may not.
+    ssh = fake_ssh(
+        tmp_path / "bin",
+        "No ED25519 host key is known for memory.example and you have requested strict "
+        "checking.\r\nHost key verification failed.\r\n",
+        name="strict-ssh",
+    )
+    git(waiting.root, "config", "core.sshCommand", str(ssh))
+    before = store_state(waiting)
+    with pytest.raises(GitFailed) as caught:
+        run_sync(waiting, timeout=30)
+    assert caught.value.kind == "host-key"
+    assert str(caught.value) == (
+        f"ssh could not verify the host of origin ({SCP_URL}): No ED25519 host key is known "
+        "for memory.example and you have requested strict checking — check its key's "
+        'fingerprint and accept it with "ssh -T git@memory.example", then sync again; your '
+        "writes stay local commits until then"
+    )
+    assert store_state(waiting) == before
+
+
+def test_changed_host_key_is_not_waved_through(
+    waiting: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, CHANGED_HOST_KEY)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    before = store_state(waiting)
+    done = gm("sync", "--timeout", "30", "--store", str(waiting.root))
+    assert done.code == 1
+    assert done.err == (
+        f"gitmem: ssh could not verify the host of origin ({SCP_URL}): Host key for "
+        "memory.example has changed and you have requested strict checking — if the host's "
+        'owner changed its key, remove the old one with "ssh-keygen -R memory.example" and '
+        'accept the new one with "ssh -T git@memory.example"; otherwise someone may be '
+        "intercepting the connection: do not connect\n"
+    )
+    assert store_state(waiting) == before
+
+
+@pytest.mark.parametrize("how", ["not on PATH", "core.sshCommand"])
+def test_missing_ssh_program_is_named(waiting: Store, tmp_path: Path, how: str) -> None:
+    env = dict(os.environ)
+    if how == "not on PATH":
+        # A PATH with git and nothing else: git runs its ssh command through /bin/sh.
+        only_git = tmp_path / "only-git"
+        only_git.mkdir()
+        real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True)
+        (only_git / "git").symlink_to(real_git.stdout.strip())
+        env["PATH"] = str(only_git)
+        program = "ssh"
+    else:
+        program = str(tmp_path / "gone" / "ssh")
+        git(waiting.root, "config", "core.sshCommand", program)
+    before = store_state(waiting)
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=30)
+    assert caught.value.kind == "ssh-missing"
+    assert str(caught.value) == (
+        f'ssh could not start for origin ({SCP_URL}): "{program}" was not found — install an '
+        "OpenSSH client, or point git's core.sshCommand at one, then sync again; your writes "
+        "stay local commits until then"
+    )
+    assert store_state(waiting) == before
+
+
+def test_a_host_without_git_is_not_taken_for_a_missing_ssh(waiting: Store, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, "bash: line 1: git-upload-pack: command not found\r\n")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=30)
+    assert caught.value.kind != "ssh-missing"
+    assert "OpenSSH" not in str(caught.value)
+
+
+def test_a_prompting_ssh_is_run_in_batch_mode_and_never_waits(
+    waiting: Store, tmp_path: Path
+) -> None:
+    """An ssh that asks for a password on its input unless told it is in batch mode: had
+    gitmem not said so, it would wait there until the timeout."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    asked = tmp_path / "asked"
+    (bin_dir / "ssh").write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *BatchMode=yes*)\n'
+        '  echo "git@memory.example: Permission denied (publickey,password)." >&2; exit 255;;\n'
+        "esac\n"
+        f'touch "{asked}"\n'
+        'printf "git@memory.example\'s password: " >&2\n'
+        "read -r password\n"
+        "exit 255\n"
+    )
+    (bin_dir / "ssh").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    before = store_state(waiting)
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=20)
+    assert caught.value.kind == "authentication", str(caught.value)
+    assert not asked.exists()
+    assert store_state(waiting) == before
+
+
+# Runs the command after it with the pseudo-terminal named first as its controlling terminal:
+# a person's shell, where a prompt on /dev/tty would wait for them.
+_ON_A_TERMINAL = """\
+import fcntl, os, sys, termios
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
+os.dup2(fd, 0)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def test_the_users_own_ssh_command_cannot_prompt_on_the_terminal(
+    waiting: Store, tmp_path: Path
+) -> None:
+    """core.sshCommand runs as configured (no BatchMode added); on a person's terminal it
+    still cannot ask for a password, because git runs without one."""
+    asked = tmp_path / "asked"
+    ssh = tmp_path / "my-ssh"
+    ssh.write_text(
+        "#!/bin/sh\n"
+        "if (exec 3</dev/tty) 2>/dev/null; then\n"
+        f'  touch "{asked}"\n'
+        '  printf "git@memory.example\'s password: " >/dev/tty\n'
+        "  read -r password </dev/tty\n"
+        "fi\n"
+        'echo "read_passphrase: can\'t open /dev/tty: No such device or address" >&2\n'
+        'echo "git@memory.example: Permission denied (publickey,password)." >&2\n'
+        "exit 255\n"
+    )
+    ssh.chmod(0o755)
+    git(waiting.root, "config", "core.sshCommand", str(ssh))
+    before = store_state(waiting)
+    master, slave = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _ON_A_TERMINAL, os.ttyname(slave), *_cli(waiting.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert not asked.exists(), "ssh prompted on the terminal"
+    assert proc.returncode == 1, err
+    assert err.startswith(f"gitmem: ssh could not authenticate to origin ({SCP_URL}): ")
+    assert store_state(Store.open(waiting.root)) == before
+
+
+def test_push_refused_by_ssh_keeps_the_local_commits(remote: Path, tmp_path: Path) -> None:
+    """The key worked for the fetch and is gone by the push (an agent's key that expired)."""
+    a = make_clone(remote, "a")
+    rid = fact(a, "Stays here until the key is back")
+    a.index()
+    point_at(a, SCP_URL)
+    ssh = tmp_path / "half-ssh"
+    ssh.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *git-upload-pack*)\n'
+        f"  exec git-upload-pack '{remote}';;\n"
+        "esac\n"
+        'echo "git@memory.example: Permission denied (publickey)." >&2\n'
+        "exit 255\n"
+    )
+    ssh.chmod(0o755)
+    git(a.root, "config", "core.sshCommand", str(ssh))
+    before = store_state(a)
+    with pytest.raises(GitFailed) as caught:
+        run_sync(a, timeout=30)
+    assert caught.value.kind == "authentication"
+    assert str(caught.value).startswith(f"ssh could not authenticate to origin ({SCP_URL}): ")
+    assert store_state(a) == before
+    assert rid in a.catalog()
+    git(a.root, "config", "--unset", "core.sshCommand")
+    point_at(a, str(remote))
+    assert run_sync(a).outgoing == 1
+
+
+def test_clone_over_ssh_that_cannot_authenticate_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, DENIED["no key"][0])
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    target = tmp_path / "memory"
+    done = gm("clone", SCP_URL, str(target), "--timeout", "30")
+    assert (done.code, done.out) == (1, "")
+    assert done.err == (
+        f"gitmem: ssh could not authenticate to {SCP_URL}: Permission denied (publickey) — "
+        'check your key with "ssh -T git@memory.example" (gitmem never prompts: a key with a '
+        "passphrase must be in ssh-agent), then clone again\n"
+    )
+    assert not target.exists()
+
+
+def test_a_hook_whose_sync_cannot_authenticate_fails_open(waiting: Store, tmp_path: Path) -> None:
+    from hookkit import hook_process, log_text, make_project, payload
+
+    config = waiting.root / "config.toml"
+    config.write_text(config.read_text() + "\n[hooks]\nsync_timeout = 30\ntimeout = 60\n")
+    git(waiting.root, "commit", "-qam", "a patient hook")
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, DENIED["no key"][0])
+    before = store_state(waiting)
+    done = hook_process(
+        "session-start",
+        payload("claude-code/session_start", make_project(tmp_path / "work")),
+        waiting.root,
+        env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "Written offline" in done.stdout
+    assert f"ssh could not authenticate to origin ({SCP_URL})" in log_text(waiting.root)
+    assert "-o BatchMode=yes" in (bin_dir / "args").read_text()
+    assert store_state(waiting) == before
+
+
+def test_a_hooks_sync_uses_the_users_core_ssh_command(waiting: Store, tmp_path: Path) -> None:
+    """The ssh command a user configured for this store (a key of its own) is the one a hook's
+    sync runs, as `gitmem sync` does (tests/test_sync_edges.py)."""
+    from hookkit import hook_process, log_text, make_project, payload
+
+    ssh = fake_ssh(tmp_path / "mine", DENIED["no key"][0], name="my-ssh")
+    git(waiting.root, "config", "core.sshCommand", str(ssh))
+    config = waiting.root / "config.toml"
+    config.write_text(config.read_text() + "\n[hooks]\nsync_timeout = 30\ntimeout = 60\n")
+    git(waiting.root, "commit", "-qam", "a patient hook")
+    others = fake_ssh(tmp_path / "bin", "ssh: Could not resolve hostname memory.example\r\n")
+    done = hook_process(
+        "session-start",
+        payload("claude-code/session_start", make_project(tmp_path / "work")),
+        waiting.root,
+        env={"PATH": f"{others.parent}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "sync failed" in log_text(waiting.root)
+    assert (tmp_path / "mine" / "args").exists()
