@@ -1,7 +1,8 @@
 """The `gitmem` command line: a thin layer over the Python API.
 
 The only module that imports typer. It reads the environment, argv and stdin, prints, and
-maps GitmemError to exit codes: 1 refused, 2 usage, 3 bug, 130 interrupted.
+maps GitmemError to exit codes: 1 refused, 2 usage, 3 bug, 130 interrupted (gitmem.__main__
+adds 120 and 141 for output that cannot be written).
 
 No `from __future__ import annotations` here: typer reads every command's annotations at
 each start, and evaluated ones cost it a third of the time that strings do.
@@ -101,12 +102,20 @@ def run(argv: Sequence[str]) -> int:
     """Run the CLI; return the exit code instead of exiting.
 
     typer's standalone mode prints usage errors and exits 2 itself; everything else that
-    escapes a command is translated here, and only here.
+    escapes a command is translated here, and only here. Output that cannot be written is
+    gitmem.__main__'s to report: its streams raise what no `except` here meets.
     """
-    command = typer.main.get_command(app)
     try:
+        command = typer.main.get_command(app)
         command.main(args=list(argv), prog_name="gitmem", standalone_mode=True)
     except SystemExit as exc:
+        if _raised_from(exc, KeyboardInterrupt):  # typer makes it a silent exit 130
+            display.error("interrupted")
+            return EXIT_INTERRUPTED
+        broken = _raised_from(exc, BrokenPipeError)
+        if broken is not None:  # typer makes any EPIPE a silent exit 1; not stdout's (above)
+            display.error(bug_message(broken))
+            return EXIT_BUG
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     except GitmemError as exc:
@@ -115,12 +124,22 @@ def run(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         display.error("interrupted")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
     except Exception as exc:  # the one place a bug becomes exit code 3
         display.error(bug_message(exc))
         return EXIT_BUG
     return EXIT_OK
+
+
+def _raised_from(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The exception of `kind` that `exc` was raised from or while handling, if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, kind):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def open_store(store: str | None) -> Store:

@@ -9,6 +9,8 @@ __all__ = [
     "EXIT_BUG",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT_LOST",
+    "EXIT_READER_LEFT",
     "EXIT_REFUSED",
     "EXIT_USAGE",
     "GitmemError",
@@ -25,6 +27,8 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_LOST = 120  # what the interpreter itself gives when it cannot flush stdout
+EXIT_READER_LEFT = 141  # 128 + SIGPIPE: what `git log | head -1` gives
 
 
 def bug_message(exc: BaseException) -> str:

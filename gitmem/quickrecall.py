@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import embedding
-from gitmem.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, bug_message
+from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
 from gitmem.fasthead import catalog_stamp, head_commit, is_store, model_cache, store_path
 
 if TYPE_CHECKING:
@@ -133,17 +133,13 @@ def parse(argv: Sequence[str]) -> Request | None:
 
 def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
     """Answer `gitmem recall ARGV`: the exit code, or None when the full CLI must answer (then
-    nothing has been printed and nothing written)."""
+    nothing has been printed and nothing written). An interrupt, and output that cannot be
+    written, are left to gitmem.__main__, which ends the full CLI's commands the same way."""
     request = parse(argv)
     if request is None:
         return None
     try:
         result = _search(request, env)
-    except KeyboardInterrupt:
-        from gitmem import display
-
-        display.error("interrupted")
-        return EXIT_INTERRUPTED
     except Exception:  # _Declined, and any failure: the full CLI's to meet and to report
         return None
     from gitmem import display
@@ -151,8 +147,6 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
     flags = request.flags
     try:
         display.recall(request.query, result, as_json="json" in flags, explain="explain" in flags)
-    except BrokenPipeError:  # as the full CLI (gitmem.cli.run): a reader that left is no error
-        return EXIT_OK
     except Exception as exc:  # printing failed (stdout that cannot encode a title): as the CLI
         display.error(bug_message(exc))
         return EXIT_BUG

@@ -35,7 +35,13 @@ Every write (`record`, `supersede`, `forget`, `amend`, `edit`, `import`, `commit
 git commit, validated and checked for secrets first. A refused write changes nothing.
 
 Exit codes: `0` ok, `1` refused (invalid record, secret found, no such record, no store),
-`2` usage (bad flag or value, ambiguous id prefix), `3` a bug in gitmem, `130` interrupted.
+`2` usage (bad flag or value, ambiguous id prefix), `3` a bug in gitmem, `120` the output could
+not be written (no space left, an I/O error, standard output closed; said in one line), `130`
+interrupted (said in one line: `gitmem: interrupted`), `141` the reader left before the output
+was written (`gitmem recall x | head -0`; nothing is said). 141 is what a shell reports for
+`git log` or `cat` when a reader that left ends them with SIGPIPE, so a `set -o pipefail`
+script treats gitmem as it treats them, and output cut short (an `export` whose reader left)
+never passes for a complete success.
 
 Wherever a command takes an `ID`, a unique prefix of the id is enough, as with git's short
 hashes; an ambiguous prefix is refused with the list of candidates.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -295,6 +296,8 @@ def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(quickrecall, "run", answer)
     monkeypatch.setattr(__main__, "_leave", leave)  # not os._exit: that would end pytest
     monkeypatch.setattr(sys, "argv", ["gitmem", "recall", "x"])
+    for name in ("stdout", "stderr"):  # main() wraps them: put pytest's back afterwards
+        monkeypatch.setattr(sys, name, getattr(sys, name))
     with pytest.raises(SystemExit) as exited:
         __main__.main()
     assert exited.value.code == 0 and seen == ["4"]
@@ -394,17 +397,26 @@ def test_a_failure_while_printing_is_reported_as_the_full_cli_reports_it(searcha
     assert "internal error" in done["quick"].stderr
 
 
-def run_both_ways(store: Path, stdout: IO[str]) -> dict[str, subprocess.CompletedProcess[str]]:
-    """`gitmem recall` through the fast path and through the full CLI, stdout as given (block
-    buffered, as a user's shell has it: PYTHONUNBUFFERED would write at each print)."""
+def run_both_ways(
+    store: Path,
+    stdout: IO[str] | int,
+    stderr: IO[str] | int = subprocess.PIPE,
+    *,
+    buffered: bool = True,
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """`gitmem recall` through the fast path and through the full CLI, stdout as given. Block
+    buffered, as a user's shell has it, the output is written as the process leaves;
+    unbuffered (PYTHONUNBUFFERED), at each print, so that losing it stops the command."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
     env["GITMEM_STORE"] = str(store)
     code = BOTH_WAYS
     return {
         way: subprocess.run(
-            [sys.executable, "-c", code, way, "recall", "webhook", *NOW],
+            [sys.executable, "-c", code, way, "recall", "webhook", "--explain", *NOW],
             stdout=stdout,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
             text=True,
             env=env,
         )
@@ -413,29 +425,189 @@ def run_both_ways(store: Path, stdout: IO[str]) -> dict[str, subprocess.Complete
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_output_lost_on_a_full_disk_is_not_a_success(searchable: Path) -> None:
-    """The fast path leaves by os._exit after flushing stdout itself: a flush that fails (no
-    space left) must not end in exit code 0, as the interpreter's own exit does not."""
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_output_lost_on_a_full_disk_is_an_error_said_in_one_line(
+    searchable: Path, buffered: bool
+) -> None:
+    """Lost output is not a success, nor a bug in gitmem, nor Python's "Exception ignored":
+    one line and exit code 120, whether the loss shows at a print or as the process leaves."""
     with open("/dev/full", "w") as full:
-        done = run_both_ways(searchable, full)
-    assert done["full"].returncode == 120  # Python's exit status when stdout cannot be flushed
-    assert done["quick"].returncode == done["full"].returncode
-    assert "No space left on device" in done["quick"].stderr
+        done = run_both_ways(searchable, full, buffered=buffered)
+    for way in ("quick", "full"):
+        assert (done[way].returncode, done[way].stderr) == (
+            120,
+            "gitmem: cannot write to standard output: No space left on device\n",
+        ), way
 
 
-def test_a_closed_stdout_is_reported_as_the_full_cli_reports_it(searchable: Path) -> None:
-    """With fd 1 closed, sys.stdout is None: leaving must not fail on it with a traceback."""
+def closed_pipe() -> int:
+    """The writing end of a pipe whose reader has left (`| head -0`, or a parent that closed
+    its end): every write to it fails with EPIPE."""
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+def into_closed_pipe(
+    store: Path, args: list[str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`gitmem ARGS` on `store`, buffered, its stdout a pipe whose reader has left."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["GITMEM_STORE"] = str(store)
+    write = closed_pipe()
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "gitmem", *args],
+            input=stdin,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_a_reader_that_left_is_no_error_to_report(searchable: Path, buffered: bool) -> None:
+    write = closed_pipe()
+    try:
+        done = run_both_ways(searchable, write, buffered=buffered)
+    finally:
+        os.close(write)
+    for way in ("quick", "full"):
+        assert (done[way].returncode, done[way].stderr) == (141, ""), way
+
+
+def test_a_reader_of_both_streams_that_left_gets_the_same_exit_code(searchable: Path) -> None:
+    """`gitmem recall x 2>&1 | head -0`: nothing can be said, the exit code still tells."""
+    write = closed_pipe()
+    try:
+        done = run_both_ways(searchable, write, write)
+    finally:
+        os.close(write)
+    assert done["quick"].returncode == done["full"].returncode == 141
+
+
+@pytest.mark.parametrize("args", [["list"], ["status"], ["--help"], ["recall", "--help"]])
+def test_every_command_leaves_a_closed_pipe_alone(searchable: Path, args: list[str]) -> None:
+    """The full CLI's entry point is every command's: none of them reports a reader that left."""
+    done = into_closed_pipe(searchable, args)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_closed_stdout_is_lost_output_said_in_one_line(searchable: Path) -> None:
+    """With fd 1 closed (`>&-`), sys.stdout is None: lost output, not a traceback or a bug."""
     env = {**os.environ, "GITMEM_STORE": str(searchable)}
     code = BOTH_WAYS
-    done = {
-        way: subprocess.run(
+    for way in ("quick", "full"):
+        done = subprocess.run(
             ["sh", "-c", '"$@" >&-', "sh", sys.executable, "-c", code, way, "recall", "webhook"],
             stderr=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for way in ("quick", "full")
-    }
-    assert done["quick"].returncode == done["full"].returncode == 3
-    assert done["quick"].stderr == done["full"].stderr
-    assert "Traceback" not in done["quick"].stderr
+        assert (done.returncode, done.stderr) == (
+            120,
+            "gitmem: cannot write to standard output: Bad file descriptor\n",
+        ), way
+
+
+# Put before BOTH_WAYS, with two more arguments: POINT and a file descriptor. The command stops
+# at POINT (a function to replace, or "importing" the code that answers), writes one byte to
+# the descriptor and waits there for the test's SIGINT. SIGINT is made Python's default again,
+# as a terminal's foreground job has it: a shell starts background jobs with it ignored.
+STOPPING = (
+    "import importlib, os, signal, sys, time\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "point, ready = sys.argv.pop(1), int(sys.argv.pop(1))\n"
+    "def stop(*args, **kwargs):\n"
+    "    os.write(ready, b'!')\n"
+    "    time.sleep(600)\n"
+    "class Importing:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name in ('gitmem.cli', 'gitmem.quickrecall'):\n"
+    "            stop()\n"
+    "if point == 'importing':\n"
+    "    sys.meta_path.insert(0, Importing())\n"
+    "else:\n"
+    "    module, name = point.rsplit('.', 1)\n"
+    "    setattr(importlib.import_module(module), name, stop)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["importing", "gitmem.recall.recall", "gitmem.display.recall"],
+    ids=["importing", "searching", "printing"],
+)
+@pytest.mark.parametrize("way", ["quick", "full"])
+def test_an_interrupt_says_so_in_one_line_and_exits_130(
+    searchable: Path, way: str, point: str
+) -> None:
+    env = {**os.environ, "GITMEM_STORE": str(searchable)}
+    read, write = os.pipe()
+    args = [point, str(write), way, "recall", "webhook", *NOW]
+    with subprocess.Popen(
+        [sys.executable, "-c", STOPPING + BOTH_WAYS, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        pass_fds=(write,),
+    ) as proc:
+        os.close(write)
+        with os.fdopen(read, "rb") as ready:
+            reached = ready.read(1)  # b"" if it ended without getting there
+        if reached:
+            proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=300)  # a safety net, not a speed limit
+        except subprocess.TimeoutExpired:
+            proc.kill()  # the signal did not end it: fail, do not wait out its sleep
+            raise
+    assert reached == b"!", err
+    assert (proc.returncode, out, err) == (130, "", "gitmem: interrupted\n")
+
+
+def test_a_hook_whose_host_left_still_fails_open(searchable: Path, tmp_path: Path) -> None:
+    """`gitmem hook` leaves through the same entry point: context its host did not stay to
+    read is dropped, with exit code 0 and nothing on stderr (docs/hooks.md: hooks fail open)."""
+    from hookkit import make_project, payload
+
+    hook_input = payload("claude-code/session_start", make_project(tmp_path)).decode()
+    done = into_closed_pipe(searchable, ["hook", "session-start"], hook_input)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "Broken pipe" in (searchable / ".gitmem" / "hooks.log").read_text()  # it did write
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [
+        (KeyboardInterrupt(), 130, "gitmem: interrupted\n"),
+        # typer makes any EPIPE a silent exit 1; stdout's never reaches it (gitmem.__main__
+        # turns it into its own exit), so this one is another pipe's: a worker's that died.
+        (
+            BrokenPipeError(32, "Broken pipe"),
+            3,
+            "gitmem: internal error (a bug in gitmem, please report it): "
+            "BrokenPipeError(32, 'Broken pipe')\n",
+        ),
+    ],
+    ids=["interrupt", "broken-pipe"],
+)
+def test_the_full_cli_says_what_typer_would_end_in_silence(
+    store_path: Path,
+    gm: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+    raised: BaseException,
+    code: int,
+    said: str,
+) -> None:
+    from gitmem import cli
+
+    def opening(store: str | None) -> None:
+        raise raised
+
+    monkeypatch.setattr(cli, "open_store", opening)
+    assert gm("status") == Result(code, "", said)
