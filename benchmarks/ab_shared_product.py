@@ -46,7 +46,7 @@ def main() -> None:
     try:
         for i, text in enumerate(texts):
             arm = "shared" if i % 2 == 0 else "alone"
-            vectors.help_products = shared if arm == "shared" else (lambda: None)
+            vectors.help_products = shared if arm == "shared" else (lambda owner: None)
             start = time.perf_counter()
             store.recall(text, limit=10)
             times[arm].append((time.perf_counter() - start) * 1000)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -109,7 +110,9 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         # semantic half stays in this thread: its product over every vector is the longest step,
         # and handed to the pool it began only once this thread let go of the GIL (1-3 ms
         # later at 100k records, measured); the keyword half waits for it instead.
-        pending = _POOL.submit(_keyword_then_help, index, query, depth, options)
+        pending = _POOL.submit(
+            _keyword_then_help, index, query, depth, options, threading.get_ident()
+        )
         try:
             semantic = index.semantic(query, depth, options.filter) or []
         finally:
@@ -151,15 +154,15 @@ def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tu
 
 
 def _keyword_then_help(
-    index: Source, query: str, depth: int, options: Options
+    index: Source, query: str, depth: int, options: Options, recalling: int
 ) -> list[tuple[str, float]]:
     """The keyword half, then this thread's share of the semantic half's product (the longer
-    of the two at scale: gitmem.vectors)."""
+    of the two at scale: gitmem.vectors), the one the thread `recalling` runs."""
     keyword = _keyword(index, query, depth, options)
     from gitmem.vectors import help_products  # numpy: loaded by now for the semantic half
 
     with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
-        help_products()
+        help_products(recalling)
     return keyword
 
 

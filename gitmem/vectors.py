@@ -117,6 +117,7 @@ _RUNNING_LOCK = threading.Lock()
 class _Product:
     def __init__(self, matrix: Matrix, q: Matrix) -> None:
         self.matrix, self.q = matrix, q
+        self.owner = threading.get_ident()  # whose helpers may take blocks (help_products)
         self.scores: Matrix = np.empty(matrix.shape[0], dtype=np.float32)
         self._blocks = -(-matrix.shape[0] // BLOCK_ROWS)
         self._next = 0
@@ -126,15 +127,17 @@ class _Product:
 
     def run(self) -> Matrix:
         """Every row's score; other threads may help until it returns."""
-        if self._blocks > 1:
-            with _RUNNING_LOCK:
-                _RUNNING.add(self)
         try:
+            if self._blocks > 1:
+                with _RUNNING_LOCK:
+                    _RUNNING.add(self)
             with _one_blas_thread():
                 self.work(owner=True)
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.discard(self)
+            with self._cond:  # left early (an error, an interrupt): a helper has no one to help
+                self._next, self._retry = self._blocks, []
         return self.scores
 
     def work(self, *, owner: bool) -> None:
@@ -166,11 +169,12 @@ class _Product:
                     self._cond.notify_all()
 
 
-def help_products() -> None:
-    """Take a share of the products other threads are running (see _Product); a failure here
-    gives the block back to the product's own thread."""
+def help_products(owner: int) -> None:
+    """Take a share of the products the thread `owner` (a threading.get_ident()) is running
+    (see _Product); a failure here gives the block back to the product's own thread. Only one
+    thread's: helping another's would make the helper's caller wait for that product too."""
     with _RUNNING_LOCK:
-        running = list(_RUNNING)
+        running = [product for product in _RUNNING if product.owner == owner]
     if not running:
         return
     with _one_blas_thread():
@@ -185,17 +189,21 @@ def help_products() -> None:
 # 0.84x and its CPU 0.7x (benchmarks/bench_recall.py, docs/benchmarks.md). And a product split
 # another way rounds differently in the last bit, so one thread also makes scores the same on
 # every machine, whatever its cores. The count is set only around gitmem's own products and
-# put back after (a lock keeps two of them from interleaving their set and restore); a BLAS
-# that is not a known OpenBLAS (MKL, Accelerate) is left as it is.
+# put back after the last of them leaves (a count under a lock: _Limit); a BLAS that is not a
+# known OpenBLAS (MKL, Accelerate) is left as it is.
 
 _THREADS_LOCK = threading.Lock()
 
 
 def _fresh_lock() -> None:
     """A child forked while another thread held the lock would wait on it forever; and the
-    products running in the parent's other threads are not running in the child."""
+    products running in the parent's other threads are not running in the child, so nothing
+    there would put the count back: the child does (a count no higher than the threads
+    OpenBLAS has made takes none of its locks)."""
     global _THREADS_LOCK, _RUNNING_LOCK
     _THREADS_LOCK, _RUNNING_LOCK = threading.Lock(), threading.Lock()
+    if _Limit.depth and _controls and _controls[0] is not None:
+        _controls[0][1](_Limit.before)
     _Limit.depth = 0
     _RUNNING.clear()
 

@@ -421,16 +421,16 @@ def test_a_product_scores_the_same_however_its_blocks_are_shared() -> None:
     # Every block computed by a helper before the owner starts: the owner has nothing left.
     product = vectors._Product(matrix, q)
     vectors._RUNNING.add(product)
-    vectors.help_products()
+    vectors.help_products(threading.get_ident())
     assert product._left == 0
     assert np.array_equal(product.run(), expected)
     assert not vectors._RUNNING
     # And a helper thread joining products as they run, blocks taken by both.
-    stop = threading.Event()
+    stop, owner = threading.Event(), threading.get_ident()
 
     def helper() -> None:
         while not stop.is_set():
-            vectors.help_products()
+            vectors.help_products(owner)
 
     thread = threading.Thread(target=helper, daemon=True)
     thread.start()
@@ -491,7 +491,7 @@ def test_a_block_a_helper_fails_on_is_computed_by_the_owner(
     product = vectors._Product(matrix, q)
     vectors._RUNNING.add(product)
     with pytest.raises(MemoryError):
-        vectors.help_products()  # two blocks done, the third given back
+        vectors.help_products(threading.get_ident())  # two blocks done, the third given back
     assert product._retry == [2]
     assert np.array_equal(product.run(), expected)
     assert not vectors._RUNNING
@@ -503,7 +503,7 @@ def test_a_failing_helper_does_not_fail_the_recall(
     from gitmem import vectors
 
     expected = big.recall("webhook retry policy", now=NOW)
-    monkeypatch.setattr(vectors, "help_products", lambda: 1 / 0)
+    monkeypatch.setattr(vectors, "help_products", lambda owner: 1 / 0)
     assert big.recall("webhook retry policy", now=NOW) == expected
 
 
@@ -532,3 +532,134 @@ def test_the_blas_count_is_put_back_only_when_the_last_product_leaves(
     thread.join()
     assert count == [2]
     assert vectors._Limit.depth == 0
+
+
+def test_a_recall_helps_only_its_own_product(big: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keyword half's thread helps the product of its own recall, not one another thread
+    runs (another recall of the MCP server, a search of the past): its recall would wait for
+    that product too."""
+    import numpy as np
+
+    from gitmem import vectors
+
+    monkeypatch.setattr(vectors, "BLOCK_ROWS", 16)  # the small store's product in many blocks
+    expected = big.recall("webhook", now=NOW)
+    real, helped = np.matmul, threading.Event()
+
+    def owner_waits_for_a_helper(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name.startswith("gitmem-keyword"):
+            helped.set()
+        elif threading.current_thread().name == "recalling":
+            helped.wait(10)  # the keyword half's thread must come to help
+        return real(*args, **kwargs)
+
+    help_products = vectors.help_products
+
+    def once_the_product_runs(owner: int) -> None:  # the keyword half is done first here too
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with vectors._RUNNING_LOCK:
+                if any(p.owner == owner for p in vectors._RUNNING):
+                    break
+            time.sleep(0.001)
+        help_products(owner)
+
+    matrix, q, _ = shared_case()
+    other = vectors._Product(matrix, q)  # as if this thread were inside it
+    vectors._RUNNING.add(other)
+    monkeypatch.setattr(vectors.np, "matmul", owner_waits_for_a_helper)
+    monkeypatch.setattr(vectors, "help_products", once_the_product_runs)
+    answers: list[Any] = []
+    try:
+        thread = threading.Thread(
+            target=lambda: answers.append(big.recall("webhook", now=NOW)), name="recalling"
+        )
+        thread.start()
+        thread.join()
+    finally:
+        vectors._RUNNING.discard(other)
+    assert helped.is_set()  # its own product was shared
+    assert other._next == 0  # no block of the other thread's was taken
+    assert answers == [expected]
+
+
+def test_a_helper_takes_no_block_once_the_owner_has_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An owner that fails (or is interrupted) leaves its product: a helper holding it from
+    before computes nothing more for nobody, and the recall waiting for that helper is not
+    held up."""
+    import numpy as np
+
+    from gitmem import vectors
+
+    matrix, q, _ = shared_case()
+    real = np.matmul
+    calls: list[str] = []
+
+    def fails_in_owner(*args: Any, **kwargs: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vectors.np, "matmul", fails_in_owner)
+    product = vectors._Product(matrix, q)
+    with pytest.raises(KeyboardInterrupt):
+        product.run()
+    assert not vectors._RUNNING
+    helper = threading.Thread(target=product.work, kwargs={"owner": False})
+    helper.start()
+    helper.join()
+    assert len(calls) == 2
+
+
+def test_an_interrupt_as_a_product_is_registered_leaves_it_unregistered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitmem import vectors
+
+    class Interrupted(set[Any]):
+        def add(self, item: Any) -> None:
+            super().add(item)
+            raise KeyboardInterrupt  # delivered as the call returns
+
+    running = Interrupted()
+    monkeypatch.setattr(vectors, "_RUNNING", running)
+    matrix, q, _ = shared_case()
+    with pytest.raises(KeyboardInterrupt):
+        vectors._Product(matrix, q).run()
+    assert not running  # else every later helper would find it, and it would pin its matrix
+
+
+def test_a_child_forked_during_another_threads_product_gets_the_blas_count_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The thread that would put the count back is not in the child: the child puts it back
+    itself, or its numpy would run on one thread for good."""
+    from gitmem import vectors
+
+    count = [2]
+    put = lambda n: count.__setitem__(0, n)  # noqa: E731
+    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    inside, leave = threading.Event(), threading.Event()
+
+    def product() -> None:
+        with vectors._one_blas_thread():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=product)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        assert count == [1]
+        pid = os.fork()
+        if pid == 0:  # the child
+            os._exit(0 if count == [2] and vectors._Limit.depth == 0 else 3)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        leave.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert count == [2]
