@@ -252,16 +252,17 @@ class PastIndex:
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:
             return None
-        from gitmem.vectors import normalise, top_rows
+        from gitmem.vectors import Ranking, normalise
 
         _, subset = self._allowed(flt, rows=True)
         matrix = self.timeline.matrix()
         _, owner = self.timeline.vector_rows()
         q = normalise(self.model.get().encode([query]))
         ids = self.view.by_blob
+        ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
         want = n + n // 2
         while True:
-            pairs = top_rows(matrix, q, want, subset)
+            pairs = ranking.top(want)
             best: dict[str, float] = {}
             for row, score in pairs:
                 best.setdefault(ids[owner[row]], score)

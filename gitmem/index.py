@@ -429,16 +429,17 @@ class Index:
         """Best-chunk cosine per record; None when there is no model."""
         if self.model is None:
             return None
-        from gitmem.vectors import normalise, top_rows
+        from gitmem.vectors import Ranking, normalise
 
         assert self._catalog is not None
         matrix = self._vector_matrix()
         q = normalise(self.model.get().encode([query]))
         allowed = self.allowed(flt)
         subset = None if allowed is None else self._catalog.rows_of(allowed)
+        ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
         want = n + n // 2
         while True:
-            pairs = top_rows(matrix, q, want, subset)
+            pairs = ranking.top(want)
             best = self._best_chunks(pairs, n, flt)
             if len(best) >= n or len(pairs) < want:
                 ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Matrix", "VectorFile", "help_products", "normalise", "top_rows"]
+__all__ = ["Matrix", "Ranking", "VectorFile", "help_products", "normalise", "top_rows"]
 
 Matrix = np.ndarray[Any, np.dtype[np.float32]]
 _ITEM = 4  # bytes of a float32
@@ -79,28 +79,41 @@ def top_rows(
     matrix: Matrix, query: Matrix, k: int, subset: Sequence[int] | None = None
 ) -> list[tuple[int, float]]:
     """The k rows with the highest cosine to `query` (unit vectors), best first; ties by row."""
-    if k <= 0 or matrix.shape[0] == 0:
-        return []
-    q = query.reshape(-1).astype(np.float32, copy=False)
-    if subset is not None:
-        index = np.asarray(subset, dtype=np.int64)
-        if index.size == 0:
+    return Ranking(matrix, query, subset).top(k) if k > 0 else []
+
+
+class Ranking:
+    """Every row's cosine to `query` (only the rows of `subset` when given), computed once;
+    `top(k)` as often as a caller widens its k."""
+
+    def __init__(self, matrix: Matrix, query: Matrix, subset: Sequence[int] | None = None) -> None:
+        self._index: Any = None
+        self._scores: Matrix = np.zeros(0, dtype=np.float32)
+        if matrix.shape[0] == 0:
+            return
+        q = query.reshape(-1).astype(np.float32, copy=False)
+        if subset is not None:
+            self._index = np.asarray(subset, dtype=np.int64)
+            if self._index.size:
+                rows_of = matrix[self._index]  # the gather reads the mapping: outside the lock
+                with _one_blas_thread():
+                    self._scores = rows_of @ q
+        else:
+            self._scores = _Product(matrix, q).run()
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        scores = self._scores
+        k = min(k, scores.shape[0])
+        if k <= 0:
             return []
-        rows_of = matrix[index]  # the gather reads the mapping: outside the lock
-        with _one_blas_thread():
-            scores = rows_of @ q
-    else:
-        index = None
-        scores = _Product(matrix, q).run()
-    k = min(k, scores.shape[0])
-    if k < scores.shape[0]:
-        picked = np.argpartition(-scores, k - 1)[:k]
-    else:
-        picked = np.arange(scores.shape[0])
-    rows = picked if index is None else index[picked]
-    pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
-    pairs.sort(key=lambda pair: (-pair[1], pair[0]))
-    return pairs
+        if k < scores.shape[0]:
+            picked = np.argpartition(-scores, k - 1)[:k]
+        else:
+            picked = np.arange(scores.shape[0])
+        rows = picked if self._index is None else self._index[picked]
+        pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
+        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+        return pairs
 
 
 # --- the product over every row, in blocks another thread may share ---------------------------

@@ -663,3 +663,30 @@ def test_a_child_forked_during_another_threads_product_gets_the_blas_count_back(
         thread.join()
     assert os.waitstatus_to_exitcode(status) == 0
     assert count == [2]
+
+
+def test_a_semantic_half_that_widens_its_rows_computes_the_product_once(
+    big: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three records in four fail the filter, so the top rows are widened (want *= 4) until
+    enough pass: the product is not computed again for each widening."""
+    from gitmem import vectors
+
+    index = big.index()
+    runs = []
+    real_run = vectors._Product.run
+
+    def counted(self: Any) -> Any:
+        runs.append(1)
+        return real_run(self)
+
+    flt = Filter(types=("decision",))
+    expected = index.semantic("webhook retry policy", 60, flt)  # narrow: a subset of rows
+    assert expected is not None and len(expected) == 60
+    monkeypatch.setattr(vectors._Product, "run", counted)
+    monkeypatch.setattr(Filter, "narrow", property(lambda self: False))  # every row scored
+    got = index.semantic("webhook retry policy", 60, flt)
+    assert runs == [1]
+    assert got is not None
+    assert [rid for rid, _ in got] == [rid for rid, _ in expected]
+    assert all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(got, expected, strict=True))
