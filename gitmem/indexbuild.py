@@ -11,17 +11,24 @@ batch comes out the same wherever it was prepared: the catalog and the vector fi
 identical byte for byte either way, and so are the answers (tested; tantivy's own files may
 lay out segments otherwise). Starting workers costs about a second, paid back from a few thousand
 records: smaller builds, catch-up updates and models that exist only in memory stay in this
-process. If a worker cannot start or fails, the rest is prepared here, with a notice.
+process. If a worker cannot start, fails, or gives no answer to a batch within `_DEADLINE` (alive
+but hung: a deadlock, a stopped process), the workers are killed and the rest is prepared here,
+with a notice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
+import math
 import os
 import pickle
+import select
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +47,15 @@ __all__ = ["IndexDoc", "Prepared", "embed", "prepare", "prepared", "read_docs", 
 Files = Sequence[tuple[str, str]]  # (path, blob id)
 PARALLEL_MIN = 5000  # records from which a full build uses worker processes
 _MAX_WORKERS = 4
+# Seconds a worker has to answer one batch, from when this process starts waiting for it (the
+# worker began that batch no later). A batch of 2,000 records of ~80 words takes ~1.3 s here
+# (2 cores), the first one ~1 s more to start Python and load the model; 2,000 records all at
+# the 64 KB body limit (112k chunks) took 78-106 s at load 2-3. Five minutes leaves a wide
+# margin over any store seen in practice and bounds a hang while the index lock is held; a
+# batch that is merely slower than this is prepared again here, so the cost is time, never
+# the index.
+_DEADLINE = 300.0
+_REAP = 10.0  # seconds to wait for a killed worker to be gone (it is not, in uninterruptible sleep)
 
 
 @dataclass(frozen=True)
@@ -137,20 +153,23 @@ def prepared(
     pool = None
     if workers > 0 and len(batches) > 1:
         try:
-            pool = _Pool(repo.root, model_folder, min(workers, len(batches)))
+            pool = _Pool(repo.root, model_folder, min(workers, len(batches)), _DEADLINE)
         except OSError as exc:
             note = f"cannot start a worker process ({exc}); preparing the index here"
             yield Prepared((), None, (), (), (note,))
     if pool is not None:
+        failure = None
         try:
             for result in pool.run(batches):
                 done += 1
                 yield result
         except _WorkerFailed as exc:
-            note = f"a worker process failed ({exc}); preparing the rest of the index here"
-            yield Prepared((), None, (), (), (note,))
+            failure = str(exc)
         finally:
-            pool.close()
+            pool.close()  # before the notice: a hung worker is gone once it is told
+        if failure is not None:
+            note = f"a worker process failed ({failure}); preparing the rest of the index here"
+            yield Prepared((), None, (), (), (note,))
     for files_of_batch in batches[done:]:
         yield prepare(repo, files_of_batch, embedder, text=True)
 
@@ -169,13 +188,38 @@ class _WorkerFailed(Exception):
     pass
 
 
+class _Late(Exception):
+    pass
+
+
+class _Answers(io.RawIOBase):
+    """A worker's stdout, whose reads give up at `deadline` (time.monotonic()) by raising
+    _Late, so that pickle.load cannot wait forever on a worker that stopped mid-answer."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+        self.deadline = math.inf
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not self._poll.poll(None if left == math.inf else math.ceil(left * 1000)):
+            raise _Late
+        return os.readv(self._fd, [buffer])
+
+
 class _Pool:
     """Worker processes, each `python -c` running `serve` with pickled frames over its stdin
     and stdout. Not multiprocessing: its spawn and forkserver methods run the parent's
     `__main__` script again in each child (a script without a main guard would rebuild the
     index from there), and fork copies whatever threads hold."""
 
-    def __init__(self, root: Path, model_folder: Path | None, count: int) -> None:
+    def __init__(self, root: Path, model_folder: Path | None, count: int, deadline: float) -> None:
         package = str(Path(__file__).resolve().parent.parent)
         code = (
             f"import sys; sys.path.insert(0, {package!r}); import gitmem.indexbuild as b; b.serve()"
@@ -185,18 +229,26 @@ class _Pool:
             for _ in range(count):
                 # -P: `-c` would put the working directory first on sys.path, so a `pickle.py`
                 # or `dataclasses.py` there (a project an agent works in) would run in the worker.
+                # Its own process group, so that a kill takes whatever it started (a wrapper
+                # script's child) with it.
                 self._procs.append(
                     subprocess.Popen(
                         [sys.executable, "-P", "-c", code],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL,
+                        process_group=0,
                     )
                 )
         except OSError:
             self.close()  # the ones that did start
             raise
         self._start = (str(root), None if model_folder is None else str(model_folder))
+        self._deadline = deadline
+        self._answers: list[_Answers] = []
+        for proc in self._procs:
+            assert proc.stdout is not None  # a pipe was asked for
+            self._answers.append(_Answers(proc.stdout.fileno()))
 
     def run(self, batches: Sequence[Files]) -> Iterator[Prepared]:
         """Batch i goes to worker i mod n; results are read back in order. A feeder thread
@@ -208,13 +260,18 @@ class _Pool:
         ]
         for feeder in feeders:
             feeder.start()
+        streams = [io.BufferedReader(answers, 1 << 16) for answers in self._answers]
         for i in range(len(batches)):
-            stdout = self._procs[i % count].stdout
-            assert stdout is not None
+            self._answers[i % count].deadline = time.monotonic() + self._deadline
             try:
-                kind, value = pickle.load(stdout)
+                kind, value = pickle.load(streams[i % count])
+            except _Late:
+                raise _WorkerFailed(
+                    f"it gave no answer within {self._deadline:g} s and was stopped"
+                ) from None
             # Whatever else reached the worker's stdout (a .pth or sitecustomize that prints)
-            # fails to unpickle in any number of ways, all of them this worker's failure.
+            # fails to unpickle in any number of ways, all of them this worker's failure; so
+            # does an answer cut off by the worker's death.
             except Exception as exc:
                 raise _WorkerFailed(f"it stopped answering: {exc or type(exc).__name__}") from exc
             if kind != "ok" or not isinstance(value, Prepared):
@@ -232,10 +289,20 @@ class _Pool:
             pass
 
     def close(self) -> None:
+        """Kill every worker that is still there (a stopped one too: SIGKILL needs no
+        cooperation), each with its process group, then reap them, so none is left running,
+        stopped or a zombie."""
         for proc in self._procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+            if proc.poll() is None:  # not reaped yet, so its group id is still its own
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    proc.kill()
+        for proc in self._procs:
+            # Only a process in uninterruptible sleep outlives SIGKILL for long; subprocess
+            # reaps it later rather than this build waiting on it.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(_REAP)
             for stream in (proc.stdin, proc.stdout):
                 if stream is not None:
                     with contextlib.suppress(OSError):

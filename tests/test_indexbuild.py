@@ -3,11 +3,16 @@ byte; a worker that cannot start or dies changes nothing but a notice."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -123,9 +128,9 @@ def test_workers_are_really_used(varied: Store, monkeypatch: pytest.MonkeyPatch)
     started: list[int] = []
     real = indexbuild._Pool.__init__
 
-    def spy(self: Any, root: Path, folder: Path | None, count: int) -> None:
+    def spy(self: Any, root: Path, folder: Path | None, count: int, deadline: float) -> None:
         started.append(count)
-        real(self, root, folder, count)
+        real(self, root, folder, count, deadline)
 
     monkeypatch.setattr(indexbuild._Pool, "__init__", spy)
     build(varied, monkeypatch, parallel=True)
@@ -232,6 +237,119 @@ def test_a_worker_that_prints_before_it_serves_leaves_the_same_index(
     workers_run(f"echo 'Usage: x'\nexec {sys.executable} \"$@\"", tmp_path, monkeypatch)
     broken = build(varied, monkeypatch, parallel=True)
     assert_the_same_but_a_notice(serial, broken)
+
+
+HANGS = {
+    # How the first worker to reach its n-th batch hangs: stopped (SIGSTOP), asleep in a
+    # library, or halfway through writing its answer (a large piece of it already sent).
+    "stopped": "os.kill(os.getpid(), signal.SIGSTOP); time.sleep(10**6)",
+    "asleep": "time.sleep(10**6)",
+    "mid-answer": "result = dataclasses.replace(result, notices=('x' * 300_000, Hang()))",
+}
+
+
+def hanging_workers(
+    how: str, batch: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, wrapped: bool
+) -> tuple[Path, Path]:
+    """Workers of which one hangs `how` on its `batch`-th batch; the others answer. `wrapped`:
+    started by a script that runs Python as its child instead of becoming it. Returns the
+    files that list the started processes' ids and the Python workers' ids."""
+    package = str(Path(indexbuild.__file__).parents[1])
+    code = textwrap.dedent(
+        f"""
+        import dataclasses, os, signal, sys, time
+        sys.path.insert(0, {package!r})
+        import gitmem.indexbuild as b
+        with open({str(tmp_path / "workers")!r}, "a") as out:
+            print(os.getpid(), file=out)
+        class Hang:
+            def __reduce__(self):
+                time.sleep(10**6)
+        real, calls = b.prepare, []
+        def hanging(*args, **kwargs):
+            calls.append(1)
+            result = real(*args, **kwargs)
+            if len(calls) == {batch}:
+                try:
+                    os.close(os.open({str(tmp_path / "claimed")!r}, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    return result
+                {HANGS[how]}
+            return result
+        b.prepare = hanging
+        b.serve()
+        """
+    )
+    (tmp_path / "worker.py").write_text(code)
+    started = tmp_path / "started"
+    run = f"{sys.executable} {tmp_path / 'worker.py'}"
+    workers_run(f"echo $$ >> {started}\n{'' if wrapped else 'exec '}{run}", tmp_path, monkeypatch)
+    return started, tmp_path / "workers"
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is running or stopped (not gone, not a zombie awaiting its reaper)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@contextlib.contextmanager
+def watchdog(*lists: Path, seconds: float = 60) -> Iterator[list[int]]:
+    """Kills the processes listed in `lists` if they are still there after `seconds`, so that
+    a build that waits on a hung worker forever fails instead of hanging the suite."""
+    killed: list[int] = []
+    over = threading.Event()
+
+    def guard() -> None:
+        if over.wait(seconds):
+            return
+        for pid in {int(pid) for pids in lists for pid in pids.read_text().split()}:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    thread = threading.Thread(target=guard, daemon=True)
+    thread.start()
+    try:
+        yield killed
+    finally:
+        over.set()
+        thread.join()
+
+
+@pytest.mark.parametrize(
+    ("how", "batch", "wrapped"),
+    [("stopped", 1, False), ("asleep", 2, False), ("mid-answer", 1, False), ("asleep", 1, True)],
+)
+def test_a_hung_worker_is_stopped_and_its_batches_prepared_here(
+    varied: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    how: str,
+    batch: int,
+    wrapped: bool,
+) -> None:
+    """A worker alive but silent (a deadlock in a library, a stopped process, an answer cut
+    off halfway) must not hold the build and its lock forever: past the deadline it is killed
+    (with whatever it started), reaped, and its batches are prepared here; the index is the
+    one-process index."""
+    serial = build(varied, monkeypatch, parallel=False)
+    monkeypatch.setattr(indexbuild, "_DEADLINE", 5.0, raising=False)
+    started, workers = hanging_workers(how, batch, tmp_path, monkeypatch, wrapped=wrapped)
+    with watchdog(started, workers) as killed:
+        broken = build(varied, monkeypatch, parallel=True)
+    assert killed == []  # the build stopped the hung worker itself
+    assert (tmp_path / "claimed").exists()  # and one did hang
+    assert any("gave no answer within 5 s" in n for n in broken["notices"])
+    assert_the_same_but_a_notice(serial, broken)
+    for pid in map(int, started.read_text().split()):
+        with pytest.raises(ProcessLookupError):  # neither running, nor stopped, nor a zombie
+            os.kill(pid, 0)
+    # A wrapper's Python child is this process's grandchild, for its own parent to reap.
+    assert not [pid for pid in map(int, workers.read_text().split()) if running(pid)]
 
 
 def test_workers_do_not_import_from_the_working_directory(
