@@ -14,13 +14,13 @@ import contextlib
 import errno
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from gitmem.errors import EXIT_INTERRUPTED, EXIT_OUTPUT_LOST, EXIT_READER_LEFT
 
+TYPE_CHECKING = False  # typing is not imported: the hooks' no-op path runs through here
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TextIO
+    from typing import Any, NoReturn, TextIO
 
 # Commands that must start fast: `gitmem <name> ...` runs `<module>.run()` before typer or
 # anything heavy is imported (module, function). Their --help is the full CLI's.
@@ -101,7 +101,7 @@ def main() -> None:
             out.discard()
         return
     out, err = _Output(sys.stdout, stops=True), _Output(sys.stderr, stops=False)
-    sys.stdout, sys.stderr = cast("TextIO", out), cast("TextIO", err)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     full = False  # till then, nothing holds a lock or has written: no teardown is needed
     try:
         code = None

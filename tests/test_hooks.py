@@ -159,11 +159,20 @@ out = io.StringIO()
 main(["post-tool-use"], os.environ, io.BytesIO(sys.stdin.buffer.read()), out)
 print(json.dumps([out.getvalue(), sorted(sys.modules)]))
 """
+# The same call as the console script makes it: through gitmem.__main__.
+NO_OP_MAIN = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(["", sorted(sys.modules)])))
+sys.argv = ["gitmem", "hook", "post-tool-use"]
+from gitmem.__main__ import main
+main()
+"""
 
 
+@pytest.mark.parametrize("code", [NO_OP, NO_OP_MAIN], ids=["hooks", "entry-point"])
 @pytest.mark.parametrize("name", ["claude-code/post_tool_use_bash", "codex/post_tool_use_bash"])
 def test_the_no_op_path_imports_neither_typing_nor_pathlib(
-    store_path: Path, project: Path, name: str
+    store_path: Path, project: Path, name: str, code: str
 ) -> None:
     """Most calls are no-ops: they must cost little more than Python's start. Run without
     site (an editable install's import finder loads pathlib and typing itself)."""
@@ -173,7 +182,7 @@ def test_the_no_op_path_imports_neither_typing_nor_pathlib(
     import gitmem
 
     done = subprocess.run(
-        [sys.executable, "-S", "-c", NO_OP],
+        [sys.executable, "-S", "-c", code],
         input=payload(name, project),
         capture_output=True,
         env={
@@ -185,7 +194,8 @@ def test_the_no_op_path_imports_neither_typing_nor_pathlib(
     )
     out, loaded = json.loads(done.stdout)
     assert out == "" and not log_text(store_path)
-    assert [m for m in loaded if m.startswith("gitmem")] == ["gitmem", "gitmem.hooks"]
+    entry = ["gitmem.__main__", "gitmem.errors"] if code is NO_OP_MAIN else []
+    assert [m for m in loaded if m.startswith("gitmem")] == ["gitmem", *entry, "gitmem.hooks"]
     assert not {"typing", "pathlib", "dataclasses", "tomllib"} & set(loaded)
 
 
