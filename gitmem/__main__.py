@@ -101,7 +101,7 @@ def main() -> None:
             out.discard()
         return
     out, err = _Output(sys.stdout, stops=True), _Output(sys.stderr, stops=False)
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out, err
     full = False  # till then, nothing holds a lock or has written: no teardown is needed
     try:
         code = None

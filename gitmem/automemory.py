@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.atomic import replace_file
 from gitmem.project import project_tag
 
 if TYPE_CHECKING:
@@ -73,9 +73,7 @@ def _load(cache: Path) -> dict[str, dict[str, dict[str, str]]]:
 
 def _save(cache: Path, state: dict[str, dict[str, dict[str, str]]]) -> None:
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f"{STATE}.{os.getpid()}.tmp"  # two sessions may start at once
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, cache / STATE)
+    replace_file(cache / STATE, json.dumps(state, indent=1, sort_keys=True))
 
 
 def _files(directory: Path) -> dict[str, Path]:

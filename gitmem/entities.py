@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.atomic import replace_file
 from gitmem.project import project_tag
 
 if TYPE_CHECKING:
@@ -117,7 +117,5 @@ def index_document(
     state = state if isinstance(state, dict) else {}
     state[key] = {"sha": digest, "id": done.record}
     store.cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = state_path.with_suffix(f".{os.getpid()}.tmp")  # concurrent hooks
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, state_path)
+    replace_file(state_path, json.dumps(state, indent=1, sort_keys=True))
     return done

@@ -327,12 +327,11 @@ def _cache_table(cache: str, text: str, raw: object) -> None:
         data = json.dumps({"version": _SETTINGS_VERSION, "config": text, "hooks": raw})
     except (TypeError, ValueError):
         return
-    tmp = f"{cache}.{os.getpid()}.tmp"
+    from gitmem.atomic import replace_file  # here: a run that finds the table cached skips it
+
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(data)
-        os.replace(tmp, cache)
+        replace_file(cache, data)
     except OSError:
         return
 

@@ -10,7 +10,6 @@ left alone.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pygit2
 
+from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError, StoreMissing
 
 __all__ = [
@@ -472,19 +472,12 @@ class GitRepo:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    """Write beside the target and rename over it: a reader never sees half a file. The temp
-    name is unique per process; writers of one store hold its lock, so there is one at a time."""
-    tmp = target.with_name(f".gitmem-{os.getpid()}-{target.name}")
+    """Write beside the target and rename over it: a reader never sees half a file."""
     try:
-        tmp.write_bytes(data)
+        replace_file(target, data)
     except FileNotFoundError:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        replace_file(target, data)
 
 
 def _prune_empty_dirs(directory: Path, root: Path) -> None:

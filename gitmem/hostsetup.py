@@ -19,7 +19,6 @@ caller (the CLI reads HOME and the current directory).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import tomllib
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError, UsageError
 
 __all__ = [
@@ -185,11 +185,7 @@ def _write(path: Path, new: str | None) -> Change:
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         shutil.copy2(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.gitmem-tmp")
-    tmp.write_text(new, encoding="utf-8")
-    if old is not None:
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
+    replace_file(path, new, mode=None if old is None else path.stat().st_mode & 0o7777)
     return Change(path, "created" if old is None else "updated", backup)
 
 

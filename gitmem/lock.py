@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError
 
 __all__ = ["Journal", "LockTimeout", "acquire", "cache_lock", "write_lock"]
@@ -65,9 +66,8 @@ def write_lock(
 
         def begin(parent: str | None, paths: list[str]) -> None:
             data = {"parent": parent, "paths": paths, "started": time.time(), "pid": os.getpid()}
-            tmp = journal_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, journal_path)
+            # On disk before the work it describes: after a crash it is what recovery reads.
+            replace_file(journal_path, json.dumps(data), fsync=True)
 
         yield begin
         journal_path.unlink(missing_ok=True)

@@ -20,12 +20,12 @@ one recomputation, never a different answer.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gitmem.atomic import replace_file
 from gitmem.errors import RecordInvalid
 from gitmem.git import Commit, GitRepo
 from gitmem.record import parse
@@ -108,9 +108,7 @@ class Publisher:
             "private": sorted(self._private_at(tip)),
             "twins": self._twins,
         }
-        tmp = self._path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, self._path)
+        replace_file(self._path, json.dumps(data))
         self._tip = tip
 
     def _known(self, commit_id: str) -> bool:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.atomic import replace_file
 from gitmem.context import SESSION_TAG
 from gitmem.fasthead import safe_name, session_file
 from gitmem.project import project_tag
@@ -97,9 +97,7 @@ def save_state(cache: Path, state: SessionState) -> None:
         "transcript_offset": state.transcript_offset,
         "summary": state.summary,
     }
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # hooks of one session may overlap
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(data, indent=1))  # hooks of one session may overlap
 
 
 def _touched(cache: Path, session: str) -> list[str]:

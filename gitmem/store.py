@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 from gitmem import schema
+from gitmem.atomic import TEMP_PREFIX
 from gitmem.config import Config, load_config, template_root
 from gitmem.errors import (
     GitmemError,
@@ -634,10 +635,9 @@ class Store:
         head = self.repo.head()
         if head is not None and head != journal.parent and journal.paths:
             self.repo.checkout_paths(head, list(journal.paths))
-        elif journal.paths:
-            for path in journal.paths:
-                for tmp in (self.root / path).parent.glob(".gitmem-*"):
-                    tmp.unlink(missing_ok=True)
+        for path in journal.paths:  # what the dead writer left half-written beside them
+            for tmp in (self.root / path).parent.glob(f"{TEMP_PREFIX}*"):
+                tmp.unlink(missing_ok=True)
 
 
 # --- helpers ------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import time
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError
 from gitmem.gitcli import Deadline, GitFailed, remote_url, run_git
 from gitmem.lock import LockTimeout
@@ -354,9 +354,7 @@ def _catch_up(store: Store, changed: int, deadline: Deadline) -> str:
 
 def _save_state(git_dir: Path, local: str | None, public: str) -> None:
     data = {"local": local, "public": public, "at": datetime.now(UTC).isoformat()}
-    tmp = git_dir / f"{STATE_NAME}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, git_dir / STATE_NAME)
+    replace_file(git_dir / STATE_NAME, json.dumps(data))
 
 
 # --- status and clone ---------------------------------------------------------------------

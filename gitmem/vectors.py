@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from gitmem.atomic import replace_file
+
 __all__ = ["Matrix", "Ranking", "VectorFile", "help_products", "normalise", "top_rows"]
 
 Matrix = np.ndarray[Any, np.dtype[np.float32]]
@@ -70,9 +72,7 @@ class VectorFile:
 
     def replace(self, vectors: Matrix) -> None:
         """Write a whole new file (compaction) and swap it in atomically."""
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_bytes(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
-        os.replace(tmp, self.path)
+        replace_file(self.path, np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
 
 
 def top_rows(

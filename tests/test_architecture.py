@@ -11,6 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 # Lower numbers are lower layers; a module may import its own layer or lower ones.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "atomic": 0,
     "record": 1,
     "git": 1,
     "guard": 1,

@@ -75,6 +75,25 @@ def test_half_done_write_is_finished_by_the_next_writer(
     assert {r.title for r in Store.open(store_path).records()} >= {"Half done", "Next writer"}
 
 
+def test_a_dead_writers_temporary_files_are_removed_when_its_commit_landed(
+    store_path: Path,
+) -> None:
+    """It died between its commit and the rename of a record file: the next writer checks the
+    files out again and removes the temporary file it left beside them."""
+    store = Store.open(store_path)
+    parent = git(store_path, "rev-parse", "HEAD").strip()
+    path = store.record("fact", "landed", title="Landed").record.path  # the writer's commit
+    left = (store_path / path).parent / ".gitmem-4242-0a1b-landed.md"
+    left.write_text("half a record")
+    journal = store_path / ".git" / "gitmem-journal.json"
+    journal.write_text(
+        f'{{"parent": "{parent}", "paths": ["{path}"], "started": {time.time() - 1}}}'
+    )
+    Store.open(store_path).record("fact", "next", title="Next writer")
+    assert not left.exists()
+    assert_clean(store_path)
+
+
 def test_stale_git_lock_of_a_dead_writer_is_cleared(store_path: Path) -> None:
     journal = store_path / ".git" / "gitmem-journal.json"
     head = git(store_path, "rev-parse", "HEAD").strip()
