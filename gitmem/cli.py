@@ -26,11 +26,13 @@ from gitmem.errors import (
     EXIT_BUG,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_REFUSED,
     EXIT_USAGE,
     GitmemError,
     RecordInvalid,
     UsageError,
     bug_message,
+    environment_error,
 )
 from gitmem.fasthead import model_cache
 from gitmem.record import Record
@@ -125,6 +127,10 @@ def run(argv: Sequence[str]) -> int:
         display.error("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes exit code 3
+        told = environment_error(exc)  # unless the machine refused a write: no space, ...
+        if told is not None:
+            display.error(told)
+            return EXIT_REFUSED
         display.error(bug_message(exc))
         return EXIT_BUG
     return EXIT_OK

@@ -5,6 +5,9 @@ Expected outcomes are return values; these are for requests gitmem refuses.
 
 from __future__ import annotations
 
+import errno
+import os
+
 __all__ = [
     "EXIT_BUG",
     "EXIT_INTERRUPTED",
@@ -20,6 +23,7 @@ __all__ = [
     "StoreMissing",
     "UsageError",
     "bug_message",
+    "environment_error",
 ]
 
 EXIT_OK = 0
@@ -35,6 +39,34 @@ def bug_message(exc: BaseException) -> str:
     """What the CLI says, with EXIT_BUG, of an exception nothing expected (gitmem.cli, and the
     recall fast path gitmem.quickrecall, which must say the same)."""
     return f"internal error (a bug in gitmem, please report it): {exc!r}"
+
+
+# Files the machine would not let gitmem write, and the next step for each (environment_error).
+_FREE = "free some space, then run the command again"
+_OWNER = "check who owns the store and its permissions, then run the command again"
+_NEXT_STEP = {
+    errno.ENOSPC: _FREE,
+    errno.EDQUOT: _FREE,
+    errno.EFBIG: "free some space (or raise the file size limit, ulimit -f), then run the "
+    "command again",
+    errno.EROFS: "check where the store lives (--store, $GITMEM_STORE) and put it on a "
+    "writable file system, then run the command again",
+    errno.EACCES: _OWNER,
+    errno.EPERM: _OWNER,
+}
+
+
+def environment_error(exc: BaseException) -> str | None:
+    """What the CLI says, with EXIT_REFUSED, of a file the machine would not let gitmem write
+    (no space, over quota, too large, a read-only file system, no permission); None for any
+    other exception. For every entry point that turns exceptions into exit codes."""
+    if not isinstance(exc, OSError) or exc.errno not in _NEXT_STEP:
+        return None
+    problem = os.strerror(exc.errno)
+    name = exc.filename
+    where = f" {os.fsdecode(name)}" if isinstance(name, (str, bytes)) else " a file"
+    verb = "cannot access" if exc.errno in (errno.EACCES, errno.EPERM) else "cannot write"
+    return f"{verb}{where}: {problem} — {_NEXT_STEP[exc.errno]}"
 
 
 class GitmemError(Exception):

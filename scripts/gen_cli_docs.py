@@ -34,8 +34,10 @@ Every command works on one store, chosen in this order: `--store PATH`, then the
 Every write (`record`, `supersede`, `forget`, `amend`, `edit`, `import`, `commit`) is exactly one
 git commit, validated and checked for secrets first. A refused write changes nothing.
 
-Exit codes: `0` ok, `1` refused (invalid record, secret found, no such record, no store),
-`2` usage (bad flag or value, ambiguous id prefix), `3` a bug in gitmem, `120` the output could
+Exit codes: `0` ok, `1` refused (invalid record, secret found, no such record, no store, a
+store the machine will not let gitmem write: no space, a read-only file system, no
+permission; said in one line naming the file), `2` usage (bad flag or value, ambiguous id
+prefix), `3` a bug in gitmem, `120` the output could
 not be written (no space left, an I/O error, standard output closed; said in one line), `130`
 interrupted (said in one line: `gitmem: interrupted`), `141` the reader left before the output
 was written (`gitmem recall x | head -0`; nothing is said). 141 is what a shell reports for
