@@ -1,5 +1,5 @@
-"""Record latency in-process at several store sizes, `gitmem record` whole-process wall time,
-and the import of 10k records.
+"""Record latency in-process at several store sizes, `gitmem record` whole-process wall time
+(the quick path, the full CLI and where the time goes), and the import of 10k records.
 
     .venv/bin/python benchmarks/bench_record.py [--sizes 1000,10000,100000] [--json out.json]
 """
@@ -7,7 +7,9 @@ and the import of 10k records.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -53,26 +55,102 @@ def in_process(root: Path, writes: int) -> dict[str, float]:
     }
 
 
-def whole_process(root: Path, runs: int) -> dict[str, float]:
-    gitmem = [sys.executable, "-m", "gitmem"]
-    env = {**os.environ, "GITMEM_STORE": str(root)}
+# The quick record path (gitmem/quickrecord.py) one stage after the other, in one process:
+# where a `gitmem record` process spends its time after Python has started.
+STAGES = """
+import contextlib, io, json, os, sys, time
+from pathlib import Path
+marks = [time.perf_counter()]
+names = []
+def mark(name):
+    marks.append(time.perf_counter()); names.append(name)
+import pygit2
+mark("import_pygit2_ms")
+from gitmem import quickrecord
+mark("import_gitmem_ms")
+import gitmem.guard
+mark("import_guard_ms")
+request = quickrecord.parse(sys.argv[2:])
+store = quickrecord.Store.open(Path(sys.argv[1]))
+mark("open_store_ms")
+result = store.record(request.type, request.body, title=request.values["title"])
+mark("write_ms")
+with contextlib.redirect_stdout(io.StringIO()):
+    quickrecord._report(result, False)
+mark("output_ms")
+print(json.dumps({n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}))
+"""
+# `gitmem record` as it was before the quick path: gitmem's entry point, straight to typer.
+FULL_CLI = "from gitmem import __main__ as m; m.QUICK_PATHS.pop('record'); m.main()"
 
-    def wall(cmd: list[str]) -> float:
+
+def whole_process(root: Path, runs: int) -> dict[str, float]:
+    """`gitmem record` as a process (the quick path), the full CLI forced for the same kind of
+    record, `python -c pass`, `import gitmem.cli` and the quick path's stages, alternated run
+    by run so that a busy machine weighs on all alike. Medians."""
+    env = {**os.environ, "GITMEM_STORE": str(root)}
+    # An installed wheel has its bytecode compiled; a checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would compile each edited module anew on every start instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    package = Path(__file__).resolve().parents[1] / "gitmem"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+
+    def wall(cmd: list[str]) -> tuple[float, float]:
+        """Wall time and the child's CPU time (user + system), in ms: on a shared machine the
+        CPU time says what the process needs when it has a core to itself."""
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        return time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+        return elapsed * 1000, cpu * 1000
 
-    startup = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
-    imports = [wall([sys.executable, "-c", "import gitmem.cli"]) for _ in range(runs)]
-    record = [
-        wall([*gitmem, "record", "fact", f"cli body {i}", "--title", f"CLI fact {i}"])
-        for i in range(runs)
-    ]
-    return {
-        "record_ms": median(record) * 1000,
-        "python_startup_ms": median(startup) * 1000,
-        "import_cli_ms": median(imports) * 1000,
-    }
+    times: dict[str, list[float]] = {}
+    stages: list[dict[str, float]] = []
+    for i in range(runs):
+        record = ["record", "fact", f"cli body {i}", "--title"]
+        for name, cmd in [
+            ("record_ms", [sys.executable, "-m", "gitmem", *record, f"CLI fact {i}"]),
+            ("full_cli_ms", [sys.executable, "-c", FULL_CLI, *record, f"Full CLI fact {i}"]),
+            ("python_startup_ms", [sys.executable, "-c", "pass"]),
+            ("import_cli_ms", [sys.executable, "-c", "import gitmem.cli"]),
+        ]:
+            elapsed, cpu = wall(cmd)
+            times.setdefault(name, []).append(elapsed)
+            times.setdefault(name.replace("_ms", "_cpu_ms"), []).append(cpu)
+        done = subprocess.run(
+            [sys.executable, "-c", STAGES, str(root), *record[1:], f"Stages fact {i}"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        stages.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    figures = {name: median(values) for name, values in times.items()}
+    figures.update({key: median([s[key] for s in stages]) for key in stages[0]})
+    figures["load_average"] = os.getloadavg()[0]
+    return figures
+
+
+def report_cli(cli: dict[str, float]) -> None:
+    processes = ("record", "full_cli", "python_startup", "import_cli")
+    stages = ", ".join(
+        f"{key.removesuffix('_ms').replace('_', ' ')} {value:.0f}"
+        for key, value in cli.items()
+        if key.endswith("_ms") and key.removesuffix("_ms").removesuffix("_cpu") not in processes
+    )
+
+    def both(name: str) -> str:
+        return f"{cli[name + '_ms']:.0f} ms (CPU {cli[name + '_cpu_ms']:.0f})"
+
+    print(
+        f"gitmem record, whole process (1k store): {both('record')}; the full CLI: "
+        f"{both('full_cli')}; python start {both('python_startup')}, import gitmem.cli "
+        f"{both('import_cli')}; quick path stages in ms: {stages}; "
+        f"load average {cli['load_average']:.1f}",
+        flush=True,
+    )
 
 
 def import_speed(count: int) -> float:
@@ -107,12 +185,7 @@ def main() -> None:
         if size == 1000:
             cli = whole_process(root, args.cli_runs)
             results["cli_1k"] = cli
-            print(
-                f"gitmem record, whole process (1k store): {cli['record_ms']:.0f} ms "
-                f"(python start {cli['python_startup_ms']:.0f} ms, import gitmem.cli "
-                f"{cli['import_cli_ms']:.0f} ms)",
-                flush=True,
-            )
+            report_cli(cli)
     seconds = import_speed(10_000)
     results["import_10k_s"] = seconds
     print(f"import of 10k records: {seconds:.1f} s")

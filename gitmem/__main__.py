@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 FAST_PATHS = {"hook": ("gitmem.hooks", "run")}
 # Commands answered without the full CLI when they can be: `<module>.run(args, environ)`
 # returns the exit code, or None to leave the command to the full CLI, having printed nothing.
-QUICK_PATHS = {"recall": ("gitmem.quickrecall", "run")}
+QUICK_PATHS = {
+    "recall": ("gitmem.quickrecall", "run"),
+    "record": ("gitmem.quickrecord", "run"),
+}
 
 
 class _OutputLost(BaseException):
@@ -153,8 +156,8 @@ def _lost(error: OSError) -> int:
 def _leave(code: int) -> NoReturn:
     """Exit without the interpreter's teardown: ~100 ms of a quick recall at 100k records
     (measured), spent joining idle threads, stopping OpenBLAS's and releasing tantivy's
-    searchers and the vector file's mapping. A quick path holds no lock, has written nothing
-    and has printed all it will, its output flushed by main()."""
+    searchers and the vector file's mapping. A quick path has released any lock it took,
+    finished any write it made and printed all it will, its output flushed by main()."""
     os._exit(code)
 
 

@@ -11,7 +11,6 @@ each start, and evaluated ones cost it a third of the time that strings do.
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,18 +25,25 @@ from gitmem.errors import (
     EXIT_BUG,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_REFUSED,
     EXIT_USAGE,
     GitmemError,
     RecordInvalid,
     UsageError,
     bug_message,
-    environment_error,
+    failure,
 )
 from gitmem.fasthead import model_cache
 from gitmem.record import Record
-from gitmem.store import SecretPolicy, WriteResult
 from gitmem.views import LEVELS, Level, render
+from gitmem.writeinput import (
+    body_text,
+    parse_fields,
+    read_text,
+    report_write,
+    secret_policy,
+    split_tags,
+    stdin_text,
+)
 
 __all__ = ["app", "run"]
 
@@ -120,19 +126,13 @@ def run(argv: Sequence[str]) -> int:
             return EXIT_BUG
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
-    except GitmemError as exc:
-        display.error(str(exc))
-        return exc.exit_code
     except KeyboardInterrupt:
         display.error("interrupted")
         return EXIT_INTERRUPTED
-    except Exception as exc:  # the one place a bug becomes exit code 3
-        told = environment_error(exc)  # unless the machine refused a write: no space, ...
-        if told is not None:
-            display.error(told)
-            return EXIT_REFUSED
-        display.error(bug_message(exc))
-        return EXIT_BUG
+    except Exception as exc:  # refused, the machine refused, or a bug (exit 3): errors.failure
+        message, code = failure(exc)
+        display.error(message)
+        return code
     return EXIT_OK
 
 
@@ -156,65 +156,6 @@ def open_store(store: str | None) -> Store:
 
 def _agent(flag: str | None) -> str:
     return (flag or os.environ.get("GITMEM_AGENT", "")).strip()
-
-
-def _policy(redact: bool, allow: bool) -> SecretPolicy:
-    if redact and allow:
-        raise UsageError("choose one of --redact and --allow-secret")
-    return "redact" if redact else "allow" if allow else "refuse"
-
-
-def _tags(values: list[str] | None) -> list[str]:
-    return [t.strip() for v in values or [] for t in v.split(",") if t.strip()]
-
-
-def _fields(values: list[str] | None, store: Store, type_: str) -> dict[str, Any]:
-    from gitmem.schema import coerce
-
-    out: dict[str, Any] = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f'--field wants K=V, got "{item}"')
-        out[key.strip()] = coerce(store.schemas.get(type_), key.strip(), value)
-    return out
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise RecordInvalid(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
-
-
-def _stdin_text() -> str:
-    try:
-        return sys.stdin.buffer.read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordInvalid(f"standard input is not UTF-8 text (byte {exc.start})") from exc
-
-
-def _body(body: str | None, body_file: Path | None) -> str:
-    if body is not None and body_file is not None:
-        raise UsageError("give the body as an argument or with --body-file, not both")
-    if body_file is not None:
-        return _read_text(body_file)
-    if body == "-" or (body is None and not sys.stdin.isatty()):
-        return _stdin_text()
-    if body is None:
-        raise UsageError(
-            "a record needs a body: give it as an argument, - for stdin, or --body-file"
-        )
-    return body
-
-
-def _report(result: WriteResult, as_json: bool) -> None:
-    if as_json:
-        display.json_out(answers.write_json(result))
-        return
-    display.write_result(result)
 
 
 def _usage_exit(message: str) -> NoReturn:
@@ -262,24 +203,24 @@ def record(
 ) -> None:
     """Remember something new: one record, one commit."""
     opened = open_store(store)
-    policy = _policy(redact, allow_secret)
+    policy = secret_policy(redact, allow_secret)
     if not title.strip():
         raise UsageError("a record needs a title: pass --title")
     result = opened.record(
         type_,
-        _body(body, body_file),
+        body_text(body, body_file),
         title=title,
         abstract=abstract,
-        tags=_tags(tags),
+        tags=split_tags(tags),
         agent=_agent(agent),
         scope=scope,
         source=source,
         weight=weight,
         links=link or [],
-        fields=_fields(field, opened, type_),
+        fields=parse_fields(field, opened, type_),
         secrets=policy,
     )
-    _report(result, as_json)
+    report_write(result, as_json)
 
 
 @app.command()
@@ -302,24 +243,24 @@ def supersede(
 ) -> None:
     """Replace a record with a new one; the old one is kept, marked superseded."""
     opened = open_store(store)
-    policy = _policy(redact, allow_secret)
+    policy = secret_policy(redact, allow_secret)
     if not title.strip():
         raise UsageError("the new record needs a title: pass --title")
     old = opened.get(old_id)
     result = opened.supersede(
         old.id,
-        _body(body, body_file),
+        body_text(body, body_file),
         title=title,
         type_=type_,
         abstract=abstract,
-        tags=_tags(tags) if tags else None,
+        tags=split_tags(tags) if tags else None,
         agent=_agent(agent),
         source=source,
         links=link or [],
-        fields=_fields(field, opened, type_ or old.type),
+        fields=parse_fields(field, opened, type_ or old.type),
         secrets=policy,
     )
-    _report(result, as_json)
+    report_write(result, as_json)
 
 
 @app.command()
@@ -331,7 +272,7 @@ def forget(
     store: StoreOpt = None,
 ) -> None:
     """Remove a record from the current memory; git history keeps it."""
-    _report(open_store(store).forget(record_id, reason=reason, agent=_agent(agent)), as_json)
+    report_write(open_store(store).forget(record_id, reason=reason, agent=_agent(agent)), as_json)
 
 
 @app.command()
@@ -355,9 +296,9 @@ def amend(
             raise UsageError(f'--field wants K=V, got "{item}"')
         changes[key.strip()] = value
     result = opened.amend(
-        record_id, changes, agent=_agent(agent), secrets=_policy(redact, allow_secret)
+        record_id, changes, agent=_agent(agent), secrets=secret_policy(redact, allow_secret)
     )
-    _report(result, as_json)
+    report_write(result, as_json)
 
 
 @app.command()
@@ -379,7 +320,7 @@ def edit(
     code = subprocess.call(f'{editor} "{draft}"', shell=True)
     if code != 0:
         raise GitmemError(f"the editor exited with {code}; nothing was committed (draft: {draft})")
-    text = _read_text(draft)
+    text = read_text(draft)
     if text == original:
         draft.unlink()
         display.say(f"{current.id}: no change")
@@ -389,7 +330,7 @@ def edit(
     except GitmemError as exc:
         raise type(exc)(f"{exc} — your text is kept in {draft}") from exc
     draft.unlink()
-    _report(result, False)
+    report_write(result, False)
 
 
 @app.command(name="import")
@@ -403,15 +344,15 @@ def import_(
 ) -> None:
     """Import records from JSONL: all validated first, then one commit."""
     opened = open_store(store)
-    text = _stdin_text() if file == "-" else _read_text(Path(file))
+    text = stdin_text() if file == "-" else read_text(Path(file))
     items = list(_jsonl(text, file))
     result = opened.import_records(
         items,
         agent=_agent(agent),
         source_name="stdin" if file == "-" else Path(file).name,
-        secrets=_policy(redact, allow_secret),
+        secrets=secret_policy(redact, allow_secret),
     )
-    _report(result, as_json)
+    report_write(result, as_json)
 
 
 def _jsonl(text: str, name: str) -> Iterator[Any]:
@@ -438,7 +379,7 @@ def commit(
     if result.commit is None and not as_json:
         display.say("nothing to commit: no record file was edited")
         return
-    _report(result, as_json)
+    report_write(result, as_json)
 
 
 # --- reads --------------------------------------------------------------------------------
@@ -490,7 +431,9 @@ def list_(
         _usage_exit(f'--status must be active, superseded or all, not "{status}"')
     if sort not in ("created", "updated", "title", "type"):
         _usage_exit(f'--sort must be created, updated, title or type, not "{sort}"')
-    filters = Filters(type_=type_, tags=tuple(_tags(tag)), agent=agent, scope=scope, status=status)
+    filters = Filters(
+        type_=type_, tags=tuple(split_tags(tag)), agent=agent, scope=scope, status=status
+    )
     opened = open_store(store)
     chosen = select(opened.records(as_of=as_of), filters, sort=sort, reverse=reverse, limit=limit)
     if as_of is not None:
@@ -595,7 +538,7 @@ def guard(
 
     found = 0
     for path in paths:
-        text = _read_text(path)
+        text = read_text(path)
         for finding in secret_guard.scan(text):
             found += 1
             display.error(secret_guard.describe(finding, f"{path}: "))
@@ -649,7 +592,7 @@ def recall(
             mode=mode,
             limit=limit,
             type=type_ or [],
-            tag=_tags(tag),
+            tag=split_tags(tag),
             agent=agent,
             scope=scope,
             since=since,
@@ -662,7 +605,7 @@ def recall(
     )
     if batch is not None:
         said: set[str] = set()
-        for line in _jsonl(_read_text(batch) if str(batch) != "-" else _stdin_text(), str(batch)):
+        for line in _jsonl(read_text(batch) if str(batch) != "-" else stdin_text(), str(batch)):
             if not isinstance(line, dict) or not isinstance(line.get("query"), str):
                 raise UsageError(f'{batch}: each line needs {{"query": "..."}}')
             options = recall_options({**_batch_defaults(base), **line}, os.environ)

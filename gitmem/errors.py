@@ -24,6 +24,7 @@ __all__ = [
     "UsageError",
     "bug_message",
     "environment_error",
+    "failure",
 ]
 
 EXIT_OK = 0
@@ -67,6 +68,19 @@ def environment_error(exc: BaseException) -> str | None:
     where = f" {os.fsdecode(name)}" if isinstance(name, (str, bytes)) else " a file"
     verb = "cannot access" if exc.errno in (errno.EACCES, errno.EPERM) else "cannot write"
     return f"{verb}{where}: {problem} — {_NEXT_STEP[exc.errno]}"
+
+
+def failure(exc: Exception) -> tuple[str, int]:
+    """What an entry point says of an exception that ended a command, and its exit code: a
+    GitmemError's own message and code, a write the machine refused (environment_error) with
+    EXIT_REFUSED, anything else as a bug (EXIT_BUG). The one place a bug becomes exit code 3,
+    for the full CLI and the fast paths alike."""
+    if isinstance(exc, GitmemError):
+        return str(exc), exc.exit_code
+    told = environment_error(exc)
+    if told is not None:
+        return told, EXIT_REFUSED
+    return bug_message(exc), EXIT_BUG
 
 
 class GitmemError(Exception):

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import embedding
+from gitmem.argsplit import split
 from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
 from gitmem.fasthead import catalog_stamp, head_commit, is_store, model_cache, store_path
 
@@ -90,44 +91,18 @@ def parse(argv: Sequence[str]) -> Request | None:
     """The request, or None where the CLI's parser might read `argv` otherwise or refuse it
     (it then does both itself). Stricter than the CLI on purpose: a value that starts with a
     dash, a limit written other than in plain digits, `-n5` — all left to the CLI."""
-    values: dict[str, str] = {}
-    repeated: dict[str, list[str]] = {name: [] for name in _REPEATED}
-    flags: set[str] = set()
-    positional: list[str] = []
-    rest = list(argv)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--":
-            positional.extend(rest)
-            break
-        if not arg.startswith("-") or arg == "-":
-            positional.append(arg)
-            continue
-        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in _FLAGS and not equals:
-            flags.add(_FLAGS[name])
-            continue
-        if name not in _VALUED:
-            return None  # --help, --batch, --as-of, a typo: the CLI's
-        if not equals:
-            if not rest or rest[0].startswith("-"):
-                return None
-            value = rest.pop(0)
-        key = _VALUED[name]
-        if key in repeated:
-            repeated[key].append(value)
-        else:
-            values[key] = value
+    parts = split(argv, _VALUED, _FLAGS, _REPEATED)
+    if parts is None:
+        return None  # --help, --batch, --as-of, a typo, a value starting with a dash: the CLI's
+    values, repeated, positional = parts.values, parts.repeated, parts.positional
     if len(positional) != 1 or not positional[0].strip():
         return None
     if "limit" in values and not (
         _LIMIT.fullmatch(values["limit"]) and 1 <= int(values["limit"]) <= 1000
     ):
         return None
-    if any(not _encodable(a) for a in argv):
-        return None  # undecodable bytes in argv: how printing them fails is the CLI's to say
     return Request(
-        positional[0], values, tuple(repeated["type"]), tuple(repeated["tag"]), frozenset(flags)
+        positional[0], values, tuple(repeated["type"]), tuple(repeated["tag"]), parts.flags
     )
 
 
@@ -221,11 +196,3 @@ def _current_index(tip: _Tip, model: ModelRef | None) -> Index:
                 raise _Declined  # HEAD moved since the check in _search
 
     return CurrentIndex(tip, model)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
-import secrets
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -182,7 +182,9 @@ def slugify(title: str, fallback: str = "record") -> str:
 
 def make_id(title: str, fallback: str = "record") -> str:
     """A readable slug plus 30 random bits, so two offline devices never pick the same id."""
-    suffix = "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(_SUFFIX_LEN))
+    # 32 letters: the low five bits of each random byte pick one, uniformly (and without
+    # `secrets`, whose import loads hmac and OpenSSL's hashlib into every `gitmem record`).
+    suffix = "".join(_SUFFIX_ALPHABET[b & 31] for b in os.urandom(_SUFFIX_LEN))
     return f"{slugify(title, fallback)}-{suffix}"
 
 

@@ -169,8 +169,8 @@ class Store:
         if self._catalog is None:
             self._catalog = {}
             for path, _ in self.repo.files(head, RECORDS_DIR):
-                if path.endswith(".md"):
-                    self._catalog[Path(path).stem] = path
+                if path.endswith(".md"):  # the stem, as Path(path).stem, 0.1 µs not 1 µs
+                    self._catalog[path[path.rfind("/") + 1 : -3]] = path
         elif head != self._catalog_head:
             for change in self.repo.diff(self._catalog_head, head):
                 if not (change.path.startswith(RECORDS_DIR + "/") and change.path.endswith(".md")):

@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "atomic": 0,
+    "argsplit": 0,
     "record": 1,
     "git": 1,
     "guard": 1,
@@ -42,6 +43,7 @@ LAYERS: dict[str, int] = {
     "status": 5,
     "evaluate": 6,
     "display": 6,
+    "writeinput": 6,
     "cli": 7,
     # Time travel (issue 4).
     "timeline": 3,
@@ -70,6 +72,7 @@ LAYERS: dict[str, int] = {
     "cli_agents": 7,
     # The fast recall path (issue 3): an entry point, below __main__ and beside the CLI.
     "quickrecall": 7,
+    "quickrecord": 7,
     "__main__": 8,
 }
 OWNERS = {

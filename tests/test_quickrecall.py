@@ -546,10 +546,18 @@ def test_an_interrupt_says_so_in_one_line_and_exits_130(
     searchable: Path, way: str, point: str
 ) -> None:
     env = {**os.environ, "GITMEM_STORE": str(searchable)}
+    done = interrupted_at(STOPPING + BOTH_WAYS, point, way, ["recall", "webhook", *NOW], env)
+    assert done == (130, "", "gitmem: interrupted\n")
+
+
+def interrupted_at(
+    code: str, point: str, way: str, args: list[str], env: dict[str, str]
+) -> tuple[int, str, str]:
+    """`python -c CODE POINT FD WAY ARGS` (a STOPPING prelude, then a BOTH_WAYS entry point),
+    stopped at `point` and sent SIGINT there: its exit code, stdout and stderr."""
     read, write = os.pipe()
-    args = [point, str(write), way, "recall", "webhook", *NOW]
     with subprocess.Popen(
-        [sys.executable, "-c", STOPPING + BOTH_WAYS, *args],
+        [sys.executable, "-c", code, point, str(write), way, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -567,7 +575,7 @@ def test_an_interrupt_says_so_in_one_line_and_exits_130(
             proc.kill()  # the signal did not end it: fail, do not wait out its sleep
             raise
     assert reached == b"!", err
-    assert (proc.returncode, out, err) == (130, "", "gitmem: interrupted\n")
+    return proc.returncode, out, err
 
 
 def test_a_hook_whose_host_left_still_fails_open(searchable: Path, tmp_path: Path) -> None:

@@ -118,6 +118,14 @@ def test_ids_are_slug_plus_suffix_and_differ() -> None:
     assert slugify("x" * 80) == "x" * 48
 
 
+def test_id_suffixes_use_every_letter_of_their_alphabet_about_evenly() -> None:
+    from collections import Counter
+
+    letters = Counter(ch for _ in range(4000) for ch in make_id("x")[-6:])
+    assert set(letters) == set("0123456789abcdefghjkmnpqrstvwxyz")
+    assert max(letters.values()) < 2 * min(letters.values())  # 750 expected each
+
+
 def test_path_is_type_and_month() -> None:
     assert record_path("decision", T0, "a-b") == "records/decision/2026-11/a-b.md"
 

@@ -1,0 +1,171 @@
+"""`gitmem record` without the full CLI, when it understands the command line exactly.
+
+`gitmem record` is one process per memory, with a budget of 0.25 s (DESIGN.md), and the full
+CLI spends a good part of it on what a write never uses: typer and the command modules
+(~45-90 ms), the search layer (gitmem.api, gitmem.embedding). So `python -m gitmem record`
+comes here first (gitmem/__main__.py, QUICK_PATHS), and this module:
+
+- decides from the arguments alone, before anything is read or written, whether it parses
+  them exactly as typer would: the options of `gitmem record` as `--opt VALUE`,
+  `--opt=VALUE` or `-t VALUE`, flags, a type and an optional body, `--` before a body that
+  starts with a dash. Anything else is the full CLI's, which answers as it always has:
+  --help, an option or spelling this parser does not know, a value starting with a dash, a
+  weight written other than in plain digits or outside 0-10, a body file that is not a
+  readable regular file (typer refuses some of those itself), shell completion;
+- otherwise does what gitmem.cli's record command does, step for step and in its order
+  (which error a user meets first is part of the answer): opens the store, checks the
+  options, reads the body, writes through the same Store.record (the same validation,
+  secret guard and single commit) and prints through the same display functions. From then
+  on the command is this module's: every error is reported here with the message and exit
+  code gitmem.cli.run gives it, never handed to the full CLI to run again, so nothing is
+  written twice. An interrupt, and output that cannot be written, are gitmem.__main__'s, as
+  for the full CLI.
+
+The helpers that read the body and shape the options are gitmem.writeinput's, the full CLI's
+own (tests/test_quickrecord.py runs a matrix of options, inputs and errors both ways comparing
+output, exit codes and the commit made).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem import display
+from gitmem.argsplit import split
+from gitmem.config import resolve_store_path
+from gitmem.errors import EXIT_OK, UsageError, failure
+from gitmem.store import Store
+from gitmem.writeinput import (
+    body_text,
+    parse_fields,
+    report_write,
+    secret_policy,
+    split_tags,
+)
+
+__all__ = ["Request", "parse", "run"]
+
+# Options of `gitmem record` (gitmem/cli.py) this parser takes, by the name the CLI gives them.
+_VALUED = {
+    "--title": "title",
+    "-t": "title",
+    "--abstract": "abstract",
+    "-a": "abstract",
+    "--tags": "tags",
+    "--scope": "scope",
+    "--agent": "agent",
+    "--source": "source",
+    "--field": "field",
+    "-f": "field",
+    "--link": "link",
+    "--body-file": "body_file",
+    "--weight": "weight",
+    "--store": "store",
+}
+_REPEATED = ("tags", "field", "link")
+_FLAGS = {"--redact": "redact", "--allow-secret": "allow_secret", "--json": "json"}
+_WEIGHT = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
+_COMPLETION = "_GITMEM_COMPLETE"  # set, typer answers shell completion instead of the command
+
+
+@dataclass(frozen=True)
+class Request:
+    """A record as the command line asked for it."""
+
+    type: str
+    body: str | None
+    values: Mapping[str, str]  # the last of each single-valued option
+    tags: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    flags: frozenset[str] = frozenset()
+
+
+def parse(argv: Sequence[str]) -> Request | None:
+    """The request, or None where typer might read `argv` otherwise or refuse it (the full CLI
+    then does both itself). Stricter than typer on purpose: `-tTitle`, `--title -x`, a weight
+    of `1e0` are all left to it."""
+    parts = split(argv, _VALUED, _FLAGS, _REPEATED)
+    if parts is None:
+        return None  # --help, a typo, -tTitle, --json=yes, a value starting with a dash
+    values, repeated, positional = parts.values, parts.repeated, parts.positional
+    if not 1 <= len(positional) <= 2:
+        return None
+    weight = values.get("weight")
+    if weight is not None and not (_WEIGHT.fullmatch(weight) and float(weight) <= 10):
+        return None
+    return Request(
+        positional[0],
+        positional[1] if len(positional) == 2 else None,
+        values,
+        tuple(repeated["tags"]),
+        tuple(repeated["field"]),
+        tuple(repeated["link"]),
+        parts.flags,
+    )
+
+
+def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
+    """Answer `gitmem record ARGV`: the exit code, or None when the full CLI must answer (then
+    nothing has been read, written or printed)."""
+    request = parse(argv)
+    if request is None or not _answerable(request, env):
+        return None
+    # From here on the command is this module's, whatever happens.
+    try:
+        _record(request, env)
+    except Exception as exc:  # as gitmem.cli.run
+        message, code = failure(exc)
+        display.error(message)
+        return code
+    return EXIT_OK
+
+
+def _answerable(request: Request, env: Mapping[str, str]) -> bool:
+    """What typer checks, or does instead, before the command runs: left to it."""
+    if _COMPLETION in env or sys.stdin is None:
+        return False
+    body_file = request.values.get("body_file")
+    return body_file is None or _readable_file(body_file)
+
+
+def _readable_file(path: str) -> bool:
+    """typer refuses a --body-file that is a directory or unreadable, and gitmem.cli fails on
+    one that is not there in several ways: only a readable regular file is taken here."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and os.access(path, os.R_OK)
+
+
+def _record(request: Request, env: Mapping[str, str]) -> None:
+    """gitmem.cli's record command, in its order."""
+    values = request.values
+    opened = Store.open(resolve_store_path(values.get("store"), env))
+    policy = secret_policy("redact" in request.flags, "allow_secret" in request.flags)
+    title = values.get("title", "")
+    if not title.strip():
+        raise UsageError("a record needs a title: pass --title")
+    body_file = values.get("body_file")
+    result = opened.record(
+        request.type,
+        body_text(request.body, None if body_file is None else Path(body_file)),
+        title=title,
+        abstract=values.get("abstract", ""),
+        tags=split_tags(list(request.tags)),
+        agent=(values.get("agent") or env.get("GITMEM_AGENT", "")).strip(),
+        scope=values.get("scope", "shared"),
+        source=values.get("source", ""),
+        weight=float(values.get("weight", "1.0")),
+        links=list(request.links),
+        fields=parse_fields(list(request.fields), opened, request.type),
+        secrets=policy,
+    )
+    report_write(result, "json" in request.flags)
