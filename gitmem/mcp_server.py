@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from gitmem.answers import history_json, record_json, write_json
 from gitmem.api import Store
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, environment_error
 
 __all__ = ["build_server", "serve"]
 
@@ -31,11 +31,17 @@ _T = TypeVar("_T")
 
 
 def _answer(call: Callable[[], _T]) -> _T:
-    """Run a call; gitmem's refusals become tool errors the agent can read."""
+    """Run a call; gitmem's refusals, and writes the machine refused (a full disk), become
+    tool errors the agent can read."""
     try:
         return call()
     except GitmemError as exc:
         raise ToolError(str(exc)) from exc
+    except OSError as exc:
+        told = environment_error(exc)
+        if told is None:
+            raise
+        raise ToolError(told) from exc
 
 
 def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServer:

@@ -142,6 +142,25 @@ def test_refusals_are_tool_errors_with_the_next_step(store_path: Path) -> None:
     )
 
 
+def test_a_write_the_machine_refuses_is_a_tool_error_naming_the_file(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the server records: the agent reads what happened and what to do, as
+    on the command line (gitmem.errors.environment_error), not an internal error."""
+    import errno
+
+    from gitmem import git
+
+    def full(target: object, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    server = build_server(Store.open(store_path))
+    monkeypatch.setattr(git, "_atomic_write", full)
+    told = call(server, "record", {"type": "fact", "title": "Full", "body": "no room"})["error"]
+    assert "No space left on device — free some space" in told
+    assert "records/fact/" in told
+
+
 def test_the_server_over_stdio(store_path: Path) -> None:
     ids = fill(store_path)
     params = StdioServerParameters(
