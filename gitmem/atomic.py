@@ -50,11 +50,7 @@ def replace_file(
             os.close(fd)
         os.replace(tmp, target)
     except BaseException:
-        # Not contextlib.suppress: the hook path would pay for importing it.
-        try:  # noqa: SIM105
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
     if fsync:
         _sync_directory(directory or os.curdir)
@@ -69,6 +65,20 @@ def _create(directory: str, name: str) -> tuple[str, int]:
             return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         except FileExistsError:
             continue
+        except BaseException:
+            # Python runs a signal's handler as a call returns: Ctrl-C can land after the file
+            # was made, before the caller's `try` holds it (its descriptor is lost with the
+            # call's result). The name is this call's own, so removing it removes nobody else's.
+            _remove(tmp)
+            raise
+
+
+def _remove(tmp: str) -> None:
+    # Not contextlib.suppress: the hook path would pay for importing it.
+    try:  # noqa: SIM105
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def _sync_directory(directory: str) -> None:

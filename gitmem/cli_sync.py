@@ -11,6 +11,7 @@ import typer
 from gitmem import display
 from gitmem.cli import JsonOpt, StoreOpt, app, open_store
 from gitmem.config import resolve_store_path
+from gitmem.gitcli import shown_url
 
 __all__ = ["app", "sync_lines"]
 
@@ -31,7 +32,7 @@ def remote_add(url: UrlArg, name: RemoteOpt = "origin", store: StoreOpt = None) 
     from gitmem.gitcli import set_remote
 
     set_remote(open_store(store).root, name, url, os.environ, add=True)
-    display.say(f"remote {name} is {url}; send and receive memories with: gitmem sync")
+    display.say(f"remote {name} is {shown_url(url)}; send and receive memories with: gitmem sync")
 
 
 @remote_app.command("set")
@@ -40,7 +41,7 @@ def remote_set(url: UrlArg, name: RemoteOpt = "origin", store: StoreOpt = None) 
     from gitmem.gitcli import set_remote
 
     set_remote(open_store(store).root, name, url, os.environ, add=False)
-    display.say(f"remote {name} is now {url}")
+    display.say(f"remote {name} is now {shown_url(url)}")
 
 
 @remote_app.command("show")
@@ -52,7 +53,8 @@ def remote_show(
     from gitmem.sync import sync_status
 
     opened = open_store(store)
-    report = {"url": remote_url(opened.root, name, os.environ), **sync_status(opened, name)}
+    url = remote_url(opened.root, name, os.environ)
+    report = {"url": None if url is None else shown_url(url), **sync_status(opened, name)}
     if as_json:
         display.json_out(report)
         return
@@ -93,7 +95,7 @@ def clone(
 
     target = resolve_store_path(path, os.environ)
     root = clone_store(url, target, os.environ, timeout=timeout)
-    display.say(f"cloned {url} into {root}; sync with: gitmem sync --store {root}")
+    display.say(f"cloned {shown_url(url)} into {root}; sync with: gitmem sync --store {root}")
 
 
 @app.command()

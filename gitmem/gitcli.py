@@ -116,8 +116,11 @@ _NETWORK = frozenset({"clone", "fetch", "ls-remote", "push"})
 
 
 def classify(stderr: str) -> str:
+    # A remote hook's words ("remote: ...") may quote a failure of its own (its ssh to a
+    # mirror refused): they say why the remote refused, never what our credentials are.
+    own = "\n".join(line for line in stderr.splitlines() if not line.startswith("remote:"))
     for kind, pattern in _PATTERNS:
-        if pattern.search(stderr):
+        if pattern.search(own if kind == "authentication" else stderr):
             return kind
     return "failed"
 
@@ -222,12 +225,32 @@ def remote_url(root: Path, name: str, env: Mapping[str, str]) -> str | None:
     return out.strip() or None
 
 
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/?#]*)@")
+_SSH_SCHEMES = ("ssh://", "git+ssh://", "ssh+git://")
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message, a result or a log may show it: without a password or a token,
+    which would stay in a terminal's scrollback, an agent's transcript and the hook log. As
+    git shows URLs, an https URL (any but ssh) loses its whole user part, where hosting
+    services take a token as the user name; an ssh URL keeps its user name, which says whose
+    key ssh offers (`ssh -T git@host`), and loses any password."""
+    match = _USERINFO.match(url)
+    if match is None:
+        return url
+    scheme, rest = match["scheme"], url[match.end() :]
+    user = match["info"].partition(":")[0]
+    if scheme.lower() in _SSH_SCHEMES and user:
+        return f"{scheme}{user}@{rest}"
+    return f"{scheme}{rest}"
+
+
 def set_remote(root: Path, name: str, url: str, env: Mapping[str, str], *, add: bool) -> None:
     known = remote_url(root, name, env)
     if add and known is not None:
         raise GitmemError(
-            f'the store already has a remote "{name}" ({known}) — change it with '
-            f'"gitmem remote set {url}"'
+            f'the store already has a remote "{name}" ({shown_url(known)}) — change it with '
+            f'"gitmem remote set {shown_url(url)}"'
         )
     verb = ["remote", "add", name, url] if known is None else ["remote", "set-url", name, url]
     run_git(verb, cwd=root, env=env, deadline=Deadline.after(10), what="setting the remote")

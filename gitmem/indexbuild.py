@@ -194,7 +194,9 @@ class _Late(Exception):
 
 class _Answers(io.RawIOBase):
     """A worker's stdout, whose reads give up at `deadline` (time.monotonic()) by raising
-    _Late, so that pickle.load cannot wait forever on a worker that stopped mid-answer."""
+    _Late, so that pickle.load cannot wait forever on a worker that stopped mid-answer. What
+    the worker has sent is read however late: past the deadline only a silent pipe is late
+    (this process may have been the slow one: stopped, or waiting for a core)."""
 
     def __init__(self, fd: int) -> None:
         super().__init__()
@@ -208,7 +210,7 @@ class _Answers(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         left = self.deadline - time.monotonic()
-        if left <= 0 or not self._poll.poll(None if left == math.inf else math.ceil(left * 1000)):
+        if not self._poll.poll(None if left == math.inf else max(0, math.ceil(left * 1000))):
             raise _Late
         return os.readv(self._fd, [buffer])
 

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from gitmem.answers import history_json, record_json, write_json
 from gitmem.api import Store
-from gitmem.errors import GitmemError, environment_error
+from gitmem.errors import EXIT_READER_LEFT, GitmemError, environment_error
 
 __all__ = ["build_server", "serve"]
 
@@ -159,11 +159,19 @@ def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServ
 
 
 def serve(root: Path, env: Mapping[str, str], project: str = "") -> None:
-    """Run over stdio until the client closes it."""
+    """Run over stdio until the client closes it. A client that stopped reading ends the
+    server as a reader that left ends any command (gitmem.__main__): exit 141, in silence."""
     store = Store.open(root)
     cache = env.get("HF_HUB_CACHE") or (
         str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else ""
     )
     if cache:
         store.model_cache = Path(cache)
-    build_server(store, agent=env.get("GITMEM_AGENT", "").strip(), project=project).run("stdio")
+    server = build_server(store, agent=env.get("GITMEM_AGENT", "").strip(), project=project)
+    try:
+        server.run("stdio")
+    except BaseExceptionGroup as group:  # the SDK's task group: its stdout writer's EPIPE
+        gone, rest = group.split(BrokenPipeError)
+        if gone is None or rest is not None:
+            raise
+        raise SystemExit(EXIT_READER_LEFT) from None

@@ -14,13 +14,20 @@ from gitmem.gitcli import GitFailed
 
 __all__ = ["explain_ssh"]
 
+# A password in the URL (user:password@) is never part of the login the message shows.
 _SSH_URL = re.compile(
-    r"(?:git\+)?ssh(?:\+git)?://(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+)(?::(?P<port>\d+))?/"
+    r"(?:git\+)?ssh(?:\+git)?://(?:(?P<user>[^@/:]+)(?::[^@/]*)?@)?(?P<host>[^:/]+)"
+    r"(?::(?P<port>\d+))?/"
 )
 _SCP_URL = re.compile(r"(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?!//)")
+# git runs an ssh command with arguments as `sh -c 'COMMAND "$@"' COMMAND ...`, so the shell
+# names itself after the command (its $0), which holds the program: "ssh -o ...: 1: ssh: not
+# found". The same words from the server's shell (a ~/.bashrc that runs a tool it lacks:
+# "bash: pyenv: command not found") come once ssh is in, and name another program than it.
 _NO_PROGRAM = re.compile(
-    r"^(?!fatal:|error:|remote:).*?: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$"
-    r"|^(?:fatal|error): cannot run (\S+): No such file or directory$",
+    r"^(?!fatal:|error:)(?P<shell>.*?): (?:\d+: |line \d+: )?(?P<program>\S+): "
+    r"(?:command )?not found$"
+    r"|^(?:fatal|error): cannot run (?P<run>\S+): No such file or directory$",
     re.MULTILINE,
 )
 _HOST_KEY = re.compile(
@@ -44,12 +51,15 @@ def explain_ssh(exc: GitFailed, target: str, url: str, again: str) -> GitFailed 
     host, port = match["host"], match.groupdict().get("port")
     login = f"{match['user']}@{host}" if match["user"] else host
     check = f'"ssh -T {f"-p {port} " if port else ""}{login}"'
-    stderr = exc.stderr.replace("\r", "")
-    found = _NO_PROGRAM.search(stderr)
-    # git-upload-pack and git-receive-pack missing are the far side's shell speaking.
-    if found and not (found[1] or found[2]).rpartition("/")[2].startswith("git-"):
+    # ssh's own lines and the local shell's; not the remote's ("remote: ..."), whose hook
+    # may run an ssh of its own that fails in the same words.
+    stderr = "\n".join(
+        line for line in exc.stderr.replace("\r", "").split("\n") if not line.startswith("remote:")
+    )
+    missing = _missing_program(stderr)
+    if missing is not None:
         return GitFailed(
-            f'ssh could not start for {target}: "{found[1] or found[2]}" was not found — '
+            f'ssh could not start for {target}: "{missing}" was not found — '
             f"install an OpenSSH client, or point git's core.sshCommand at one, then {again}",
             "ssh-missing",
             exc.stderr,
@@ -77,4 +87,16 @@ def explain_ssh(exc: GitFailed, target: str, url: str, again: str) -> GitFailed 
             "authentication",
             exc.stderr,
         )
+    return None
+
+
+def _missing_program(stderr: str) -> str | None:
+    """The ssh program that could not be run, as the local shell or git said it."""
+    for found in _NO_PROGRAM.finditer(stderr):
+        program = found["run"] or found["program"]
+        if found["program"] and program not in found["shell"].split():
+            continue  # not the shell git started for ssh: the server's, once ssh was in
+        # git-upload-pack and git-receive-pack missing are the far side's shell speaking.
+        if not program.rpartition("/")[2].startswith("git-"):
+            return program
     return None

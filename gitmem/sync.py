@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError
-from gitmem.gitcli import Deadline, GitFailed, remote_url, run_git
+from gitmem.gitcli import Deadline, GitFailed, remote_url, run_git, shown_url
 from gitmem.lock import LockTimeout
 from gitmem.merge import Conflict, plan_merge
 from gitmem.publish import Publisher
@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "SyncResult",
     "clone",
+    "shown_url",
     "sync",
     "sync_status",
 ]
@@ -52,10 +53,12 @@ _INDEX_RATE = 200.0
 _STALE_LOCK = 60.0  # seconds: a ref lock file older than this belongs to a dead git command
 
 
+# The user information of a URL (scheme://userinfo@host/...), up to the last "@" before the
+# path, where a password or a token is.
 @dataclass(frozen=True)
 class SyncResult:
     remote: str
-    url: str | None  # None: no remote configured, nothing done
+    url: str | None  # as shown (shown_url); None: no remote configured, nothing done
     head: str | None = None
     pushed: str | None = None  # the public commit the remote now has
     incoming: int = 0  # records (and files) taken from the remote
@@ -100,6 +103,7 @@ def sync(
     url = remote_url(store.root, remote, env)
     if url is None:
         return SyncResult(remote=remote, url=None, head=store.head())
+    shown = shown_url(url)
     deadline = Deadline.after(timeout)
     rng = rng or random.Random()
     branch = store.repo.branch()
@@ -129,7 +133,7 @@ def sync(
             busy = exc.kind == "busy" and attempt < MAX_ATTEMPTS
             if exc.kind != "non-fast-forward" and not busy:
                 again = "sync again; your writes stay local commits until then"
-                explained = explain_ssh(exc, f"{remote} ({url})", url, again)
+                explained = explain_ssh(exc, f"{remote} ({shown})", url, again)
                 if explained is None:
                     raise
                 raise explained from exc
@@ -147,7 +151,7 @@ def sync(
     index_state = _catch_up(store, changed, deadline) if index else "skipped"
     return SyncResult(
         remote=remote,
-        url=url,
+        url=shown,
         head=head,
         pushed=step.public,
         incoming=incoming,
@@ -402,16 +406,17 @@ def clone(
     """`git clone` a memory; the index builds on the first recall."""
     if path.exists() and any(path.iterdir()):
         raise GitmemError(f"{path} exists and is not empty; choose a new directory for the clone")
+    shown = shown_url(url)
     try:
         run_git(
             ["clone", "--no-tags", "--quiet", "--", url, str(path)],  # a URL is never an option
             cwd=None,
             env=env,
             deadline=Deadline.after(timeout),
-            what=f"cloning {url}",
+            what=f"cloning {shown}",
         )
     except GitFailed as exc:
-        explained = explain_ssh(exc, url, url, "clone again")
+        explained = explain_ssh(exc, shown, url, "clone again")
         if explained is None:
             raise
         raise explained from exc
@@ -419,9 +424,9 @@ def clone(
         _check_out_memory_branch(path, env, timeout)
     if not (path / "config.toml").exists():
         raise GitmemError(
-            f"{url} holds no gitmem store (no config.toml; an empty remote?) — the clone at "
+            f"{shown} holds no gitmem store (no config.toml; an empty remote?) — the clone at "
             f'{path} was left for you to inspect; to start a memory there, run "gitmem init '
-            f'NEWPATH", then "gitmem remote add {url}" and "gitmem sync"'
+            f'NEWPATH", then "gitmem remote add URL" and "gitmem sync"'
         )
     exclude = path / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)

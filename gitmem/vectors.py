@@ -78,20 +78,22 @@ class VectorFile:
 def top_rows(
     matrix: Matrix, query: Matrix, k: int, subset: Sequence[int] | None = None
 ) -> list[tuple[int, float]]:
-    """The k rows with the highest cosine to `query` (unit vectors), best first; ties by row."""
+    """The k rows with the highest cosine to `query` (unit vectors), and any more that tie
+    with the k-th; best first, ties by row (see Ranking.top)."""
     return Ranking(matrix, query, subset).top(k) if k > 0 else []
 
 
 class Ranking:
     """Every row's cosine to `query` (only the rows of `subset` when given), computed once;
-    `top(k)` as often as a caller widens its k."""
+    `top(k)` as often as a caller widens its k. A query without a vector (none of its words
+    known to the model) is like no row: it ranks none, rather than all of them tied at 0."""
 
     def __init__(self, matrix: Matrix, query: Matrix, subset: Sequence[int] | None = None) -> None:
         self._index: Any = None
         self._scores: Matrix = np.zeros(0, dtype=np.float32)
-        if matrix.shape[0] == 0:
-            return
         q = query.reshape(-1).astype(np.float32, copy=False)
+        if matrix.shape[0] == 0 or not q.any():
+            return
         if subset is not None:
             self._index = np.asarray(subset, dtype=np.int64)
             if self._index.size:
@@ -102,14 +104,21 @@ class Ranking:
             self._scores = _Product(matrix, q).run()
 
     def top(self, k: int) -> list[tuple[int, float]]:
+        """The k best rows and every row that ties with the k-th, best first, ties by row.
+        Rows that tie are copies of one text; which of them a cut kept would depend on where
+        they lie in the file, and a rebuild lays rows out otherwise than a catch-up, so the
+        two would answer differently (the caller settles ties by record id)."""
         scores = self._scores
-        k = min(k, scores.shape[0])
+        size = scores.shape[0]
+        k = min(k, size)
         if k <= 0:
             return []
-        if k < scores.shape[0]:
-            picked = np.argpartition(-scores, k - 1)[:k]
-        else:
-            picked = np.arange(scores.shape[0])
+        picked = np.arange(size)
+        if k < size:
+            kth = np.partition(scores, size - k)[size - k]  # the k-th highest score
+            picked = np.flatnonzero(scores >= kth)
+            if picked.size < k:  # NaN in a damaged vector file: compares false
+                picked = np.argpartition(-scores, k - 1)[:k]
         rows = picked if self._index is None else self._index[picked]
         pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
         pairs.sort(key=lambda pair: (-pair[1], pair[0]))

@@ -201,7 +201,12 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
         "One object; exit 0 when synced or when there is no remote, 1 on a failure.",
         [
             ("remote", "string", "The remote's name."),
-            ("url", "string or null", "Its URL; `null` when no remote is configured."),
+            (
+                "url",
+                "string or null",
+                "Its URL without a password or token (https: no user part; ssh: the user name"
+                " only); `null` when no remote is configured.",
+            ),
             ("state", "string", "`synced`, or `no-remote` (then nothing was done)."),
             ("head", "string or null", "The local branch after the sync."),
             ("pushed", "string or null", "The public commit the remote now has."),

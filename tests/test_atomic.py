@@ -497,3 +497,27 @@ def test_setup_on_a_full_disk_leaves_the_users_settings_as_they_were(tmp_path: P
     assert done.returncode == 1 and "File too large" in done.stderr
     assert sorted(os.listdir(home / ".claude")) == ["settings.json", "settings.json.gitmem-backup"]
     assert (home / ".claude" / "settings.json").read_text() == '{"theme": "dark"}\n'
+
+
+def test_an_interrupt_as_the_temporary_file_is_made_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C delivered as os.open returns (Python runs signal handlers right after a call):
+    the file exists, its descriptor was never handed back, and no `try` had begun yet."""
+    target = tmp_path / "state.json"
+    target.write_text("old")
+    real_open = os.open
+
+    def open_then_interrupt(path: str, flags: int, mode: int = 0o777) -> int:
+        fd = real_open(path, flags, mode)
+        if os.path.basename(path).startswith(atomic.TEMP_PREFIX):
+            os.close(fd)  # the descriptor is lost with the interrupt; the file is not
+            raise KeyboardInterrupt
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        replace_file(target, "new", fsync=True)
+    monkeypatch.undo()
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["state.json"]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import select
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -350,6 +352,43 @@ def test_a_hung_worker_is_stopped_and_its_batches_prepared_here(
             os.kill(pid, 0)
     # A wrapper's Python child is this process's grandchild, for its own parent to reap.
     assert not [pid for pid in map(int, workers.read_text().split()) if running(pid)]
+
+
+class _Clock:
+    """time.monotonic, but able to jump: the time this process spent stopped (Ctrl-Z, then
+    fg) or waiting for a core, as its clock sees it."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset
+
+
+def test_an_answer_that_arrived_is_read_however_late_this_process_reads_it(
+    varied: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker answered in time; this process came to read it only after the deadline
+    (it was stopped, say). The answer is there to read: the build must not kill the workers
+    and prepare everything again here."""
+    serial = build(varied, monkeypatch, parallel=False)
+    clock = _Clock()
+    monkeypatch.setattr(indexbuild, "time", clock)
+    real = indexbuild._Answers.readinto
+    jumped: list[bool] = []
+
+    def late(self: Any, buffer: Any) -> int:
+        if not jumped:
+            select.select([self._fd], [], [], 60)  # the worker's answer has arrived
+            clock.offset += indexbuild._DEADLINE + 1  # and this process was away meanwhile
+            jumped.append(True)
+        result: int = real(self, buffer)
+        return result
+
+    monkeypatch.setattr(indexbuild._Answers, "readinto", late)
+    parallel = build(varied, monkeypatch, parallel=True)
+    assert jumped
+    assert parallel == serial  # no notice either: no worker was given up on
 
 
 def test_workers_do_not_import_from_the_working_directory(

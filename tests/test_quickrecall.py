@@ -619,3 +619,49 @@ def test_the_full_cli_says_what_typer_would_end_in_silence(
 
     monkeypatch.setattr(cli, "open_store", opening)
     assert gm("status") == Result(code, "", said)
+
+
+# Awaits the change to gitmem/mcp_server.py given in review 2's report (serve: the SDK's
+# ExceptionGroup of its stdout writer's BrokenPipeError becomes SystemExit(141)); then drop it.
+def test_an_mcp_client_that_stops_reading_ends_the_server_as_a_reader_that_left(
+    store_path: Path,
+) -> None:
+    """`gitmem mcp` writes JSON-RPC on the stdout its client reads. A client that stopped
+    reading (it closed its end, or died) is no bug in gitmem: the server leaves as every
+    command leaves a reader that left, 141 and nothing said."""
+    import contextlib
+    import time
+
+    env = {**os.environ, "GITMEM_STORE": str(store_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitmem", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    def send(message: dict[str, object]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        proc.stdin.flush()
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        send({"id": 1, "method": "initialize", "params": hello})
+        assert json.loads(proc.stdout.readline())["id"] == 1  # the server is up and answering
+        send({"method": "notifications/initialized"})
+        proc.stdout.close()  # the client stops reading
+        # Pings it answers into the closed pipe; stdin stays open meanwhile, so that the server
+        # meets the closed pipe before the end of its input (which would end it quietly).
+        with contextlib.suppress(BrokenPipeError):  # it left before the last ping
+            for n in range(2, 17):
+                send({"id": n, "method": "ping"})
+                time.sleep(0.2)
+            proc.stdin.close()
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()  # if it is still there: fail, do not hang
+    assert (code, proc.stderr.read().decode()) == (141, "")
+    proc.stderr.close()

@@ -690,3 +690,57 @@ def test_a_semantic_half_that_widens_its_rows_computes_the_product_once(
     assert got is not None
     assert [rid for rid, _ in got] == [rid for rid, _ in expected]
     assert all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(got, expected, strict=True))
+
+
+def test_records_tied_at_the_cut_give_the_same_answer_after_a_rebuild(
+    store_path: Path,
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    """Copies of one note score exactly alike. An index caught up write by write holds their
+    rows in the order they were written, a rebuild in file order; which of them the semantic
+    half keeps at the cut must not depend on that (DESIGN.md, invariant 1)."""
+    store = Store.open(store_path)
+    store.use_model(tiny(tiny_model_dir))
+    rng = random.Random(0)
+    for i in range(24):
+        if i % 3 == 0:
+            store.record("fact", "Retry webhooks with backoff, 24h max.", title=TWIN)
+        else:
+            words = [rng.choice(WORDS) for _ in range(30)]
+            store.record("fact", " ".join(words), title=" ".join(words[:4]))
+        store.index()  # caught up after each write: rows in the order of the writes
+
+    def answers() -> list[list[tuple[str, float]] | None]:
+        index = store._opened_index()
+        return [index.semantic(TWIN, n, Filter()) for n in range(1, 10)]
+
+    updated = answers()
+    store.rebuild()
+    assert answers() == updated
+
+
+def test_every_row_tied_with_the_kth_is_kept() -> None:
+    """Scores here are each row's first component (the query is the first axis), so every
+    product is exact and rows 7 and 40-45 tie, however BLAS sums."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    matrix = np.zeros((46, 8), dtype=np.float32)
+    matrix[:, 0] = (rng.permutation(46) + 0.25) / 64  # distinct, none 0.5
+    matrix[[7, *range(40, 46)], 0] = 0.5  # below 13 rows, tied with each other
+    query = np.eye(8, dtype=np.float32)[0]
+    above = {int(row) for row in np.flatnonzero(matrix[:, 0] > 0.5)}
+    tied = {7, *range(40, 46)}
+    for k in range(1, 25):
+        rows = {row for row, _ in top_rows(matrix, query, k)}
+        if k <= len(above):
+            assert len(rows) == k, k
+        else:
+            assert above | tied <= rows, k
+            assert len(rows) == max(k, len(above | tied)), k
+    subset = [*range(0, 46, 3), 7]  # 7 and the tied rows 42 and 45
+    in_subset = {int(row) for row in subset if matrix[row, 0] > 0.5}
+    rows = {row for row, _ in top_rows(matrix, query, len(in_subset) + 1, subset)}
+    assert rows == in_subset | {7, 42, 45}
+    # A query with no vector (no word the model knows) ties every row: it ranks none.
+    assert top_rows(matrix, np.zeros(8, dtype=np.float32), 5) == []

@@ -597,3 +597,156 @@ def test_a_hooks_sync_uses_the_users_core_ssh_command(waiting: Store, tmp_path: 
     assert (done.returncode, done.stderr) == (0, "")
     assert "sync failed" in log_text(waiting.root)
     assert (tmp_path / "mine" / "args").exists()
+
+
+# --- what the messages say of a URL and of ssh's output -----------------------------------
+SECRET = "hunter2-s3cret"
+
+
+def serving_ssh(folder: Path, remote: Path) -> Path:
+    """An ssh that reaches `remote` whatever the host (git's own programs run on it here)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "ssh"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        f"  *git-upload-pack*) exec git-upload-pack '{remote}';;\n"
+        f"  *git-receive-pack*) exec git-receive-pack '{remote}';;\n"
+        "esac\n"
+        "exit 255\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            f"https://me:{SECRET}@memory.example/me/memory.git",
+            "https://memory.example/me/memory.git",
+        ),
+        (f"https://{SECRET}@memory.example/me/memory.git", "https://memory.example/me/memory.git"),
+        (
+            f"ssh://git:{SECRET}@memory.example/me/memory.git",
+            "ssh://git@memory.example/me/memory.git",
+        ),
+    ],
+)
+def test_a_clone_that_fails_never_shows_a_password_or_token_of_its_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm, url: str, shown: str
+) -> None:
+    """A token in a URL (https://TOKEN@host/..., as hosting services hand out) is a secret:
+    not on the screen, not in an agent's transcript, not in the hook log."""
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "file")  # git refuses the URL: no network
+    done = gm("clone", url, str(tmp_path / "memory"), "--timeout", "30")
+    assert done.code == 1
+    assert SECRET not in done.out + done.err
+    assert f"cloning {shown} failed" in done.err
+
+
+def test_a_clone_of_an_empty_remote_never_shows_the_password_of_its_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm
+) -> None:
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(empty))
+    bin_dir = tmp_path / "bin"
+    serving_ssh(bin_dir, empty)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    url = f"ssh://git:{SECRET}@memory.example/me/memory.git"
+    done = gm("clone", url, str(tmp_path / "memory"), "--timeout", "30")
+    assert done.code == 1
+    assert "holds no gitmem store" in done.err
+    assert SECRET not in done.out + done.err
+    assert "ssh://git@memory.example/me/memory.git" in done.err
+
+
+def test_a_sync_never_shows_the_password_of_its_url(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gm: Gm
+) -> None:
+    """What a sync prints when it worked goes to the hook log too (a hook's background
+    sync): the URL is shown without its password, as git itself shows it."""
+    import json
+
+    a = make_clone(remote, "a")
+    fact(a, "Written here")
+    bin_dir = tmp_path / "bin"
+    serving_ssh(bin_dir, remote)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    point_at(a, f"ssh://git:{SECRET}@memory.example/me/memory.git")
+    done = gm("sync", "--store", str(a.root))
+    assert done.code == 0, done.err
+    assert "synced with origin (ssh://git@memory.example/me/memory.git): " in done.out
+    assert SECRET not in done.out + done.err
+    done = gm("sync", "--json", "--store", str(a.root))
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["url"] == "ssh://git@memory.example/me/memory.git"
+
+
+def test_ssh_that_cannot_authenticate_never_shows_the_password_of_the_url(
+    waiting: Store, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_ssh(bin_dir, DENIED["no key"][0])
+    point_at(waiting, f"ssh://git:{SECRET}@memory.example:2222/me/memory.git")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=30)
+    assert caught.value.kind == "authentication"
+    assert SECRET not in str(caught.value)
+    assert "origin (ssh://git@memory.example:2222/me/memory.git)" in str(caught.value)
+    assert '"ssh -T -p 2222 git@memory.example"' in str(caught.value)
+
+
+def test_the_servers_shell_missing_a_program_is_not_taken_for_a_missing_ssh(
+    waiting: Store, tmp_path: Path
+) -> None:
+    """A server account whose ~/.bashrc runs a tool it lacks (bash reads it for ssh's
+    commands): its complaint reaches our stderr like a local shell's would. ssh ran; the
+    failure is the server's."""
+    bin_dir = tmp_path / "bin"
+    fake_ssh(
+        bin_dir,
+        "bash: pyenv: command not found\r\n"
+        "fatal: '/srv/me/memory.git' does not appear to be a git repository\r\n",
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with pytest.raises(GitFailed) as caught:
+        sync(waiting, env, timeout=30)
+    assert caught.value.kind == "not-found"
+    assert "does not appear to be a git repository" in str(caught.value)
+    assert "OpenSSH" not in str(caught.value)
+
+
+def test_a_remote_hooks_own_ssh_failure_is_not_taken_for_ours(remote: Path, tmp_path: Path) -> None:
+    """The remote's pre-receive hook mirrors elsewhere over ssh and fails: its words come
+    back as "remote: ... Permission denied (publickey)". Our ssh logged in; the remote
+    refused the push, and says why."""
+    a = make_clone(remote, "a")
+    fact(a, "Refused by the mirror")
+    _hook(remote, 'echo "mirror@backup.example: Permission denied (publickey)." >&2\nexit 1\n')
+    ssh = serving_ssh(tmp_path / "bin", remote)
+    git(a.root, "config", "core.sshCommand", str(ssh))
+    point_at(a, SCP_URL)
+    with pytest.raises(GitFailed) as caught:
+        run_sync(a, timeout=30)
+    assert "ssh could not authenticate" not in str(caught.value)
+    assert "mirror@backup.example: Permission denied (publickey)" in str(caught.value)
+
+
+def test_the_remote_commands_never_show_a_token_from_the_url(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`gitmem remote add/set/show` and a second `add` name the remote as git shows URLs: an
+    https URL without its user part (a token), an ssh URL without a password."""
+    secret = "https://me:ghp_TOKEN123@memory.example/me/memory.git"
+    said = [gm("remote", "add", secret, "--store", str(store_path))]
+    said.append(gm("remote", "add", secret, "--store", str(store_path)))  # refused: it exists
+    said.append(gm("remote", "show", "--store", str(store_path)))
+    said.append(gm("remote", "show", "--json", "--store", str(store_path)))
+    said.append(
+        gm("remote", "set", "ssh://git:hunter2@memory.example/m.git", "--store", str(store_path))
+    )
+    assert [r.code for r in said] == [0, 1, 0, 0, 0]
+    text = "".join(r.out + r.err for r in said)
+    assert "ghp_TOKEN123" not in text and "hunter2" not in text
+    assert "https://memory.example/me/memory.git" in said[0].out
+    assert "ssh://git@memory.example/m.git" in said[4].out
