@@ -140,3 +140,28 @@ def run_code(source: Path, code: str, *args: str) -> str:
         check=True,
     )
     return done.stdout
+
+
+def compiled(env: dict[str, str], package: Path = REPO / "gitmem") -> dict[str, str]:
+    """`env` for timing whole gitmem processes, `package` compiled to bytecode first: an
+    installed wheel has its bytecode, while a checkout run with PYTHONDONTWRITEBYTECODE=1 (as
+    on these machines) would compile each module anew on every start."""
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+    return env
+
+
+def last_json(cmd: list[str], env: dict[str, str]) -> Any:
+    """The JSON a child process prints on its last line."""
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def process_figures(
+    times: dict[str, list[float]], stages: list[dict[str, float]]
+) -> dict[str, float]:
+    """Medians of each timed process and of each stage, and the load they were measured at."""
+    figures = {name: median(values) for name, values in times.items()}
+    figures.update({key: median([s[key] for s in stages]) for key in stages[0]})
+    figures["load_average"] = os.getloadavg()[0]
+    return figures

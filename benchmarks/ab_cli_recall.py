@@ -10,7 +10,6 @@ revision with its bytecode compiled first (as an installed package has it).
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import statistics
 import subprocess
@@ -19,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import checkout, machine, write_json
+from _common import checkout, compiled, machine, write_json
 
 ENTRY = (
     "import sys; sys.argv = ['gitmem', 'recall', sys.argv[1]]\n"
@@ -45,7 +44,7 @@ def main() -> None:
         for name in ("base", "head"):
             (Path(tmp) / name).mkdir()
             sources[name] = checkout(getattr(args, name), Path(tmp) / name)
-            compileall.compile_dir(str(sources[name]), quiet=1)
+            compiled(env, sources[name])
         for run in range(args.runs):
             for name in ("base", "head") if run % 2 == 0 else ("head", "base"):
                 start = time.perf_counter()

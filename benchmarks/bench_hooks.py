@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, make_store, median, write_json
+from _common import compiled, machine, make_store, median, write_json
 
 from gitmem.api import Store
 
@@ -146,12 +146,7 @@ def main() -> None:
     Store.open(root).index()  # the catalog SessionStart reads; no embedding model needed
     print(f"store of {args.records} records, indexed, in {time.perf_counter() - start:.0f} s")
     project = project_dir()
-    env = {**os.environ, "GITMEM_STORE": str(root), "HOME": tempfile.mkdtemp()}
-    # An installed wheel has its bytecode compiled; a checkout run with
-    # PYTHONDONTWRITEBYTECODE=1 would compile every new module on every start instead.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    package = Path(__file__).resolve().parents[1] / "gitmem"
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+    env = compiled({**os.environ, "GITMEM_STORE": str(root), "HOME": tempfile.mkdtemp()})
     script = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"
     runs = args.runs
 

@@ -20,7 +20,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import WORDS, machine, make_store, median, write_json
+from _common import (
+    WORDS,
+    compiled,
+    last_json,
+    machine,
+    make_store,
+    median,
+    process_figures,
+    write_json,
+)
 
 from gitmem.api import Store
 
@@ -126,13 +135,7 @@ FULL_CLI = "import sys; from gitmem.cli import run; sys.exit(run(sys.argv[1:]))"
 def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem recall` as a process (the fast path), the full CLI forced for the same query,
     `python -c pass` and the stages, alternated so that a busy machine weighs on all alike."""
-    env = {**os.environ, "GITMEM_STORE": str(root), "OPENBLAS_THREAD_TIMEOUT": "4"}
-    # An installed wheel has its bytecode compiled; a checkout run with
-    # PYTHONDONTWRITEBYTECODE=1 (as on these machines) would compile each edited module anew
-    # on every start instead.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    package = Path(__file__).resolve().parents[1] / "gitmem"
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+    env = compiled({**os.environ, "GITMEM_STORE": str(root), "OPENBLAS_THREAD_TIMEOUT": "4"})
     plain = {k: v for k, v in env.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
 
     def wall(cmd: list[str], environ: dict[str, str]) -> float:
@@ -149,18 +152,8 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
             ("python_startup_ms", [sys.executable, "-c", "pass"], plain),
         ]:
             times.setdefault(name, []).append(wall(cmd, environ))
-        done = subprocess.run(
-            [sys.executable, "-c", STAGES, str(root), q],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-        )
-        stages.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    figures = {name: median(values) for name, values in times.items()}
-    figures.update({key: median([s[key] for s in stages]) for key in stages[0]})
-    figures["load_average"] = os.getloadavg()[0]
-    return figures
+        stages.append(last_json([sys.executable, "-c", STAGES, str(root), q], env))
+    return process_figures(times, stages)
 
 
 def report_cli(cli: dict[str, float]) -> None:

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -16,7 +15,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, make_store, median, percentile, synthetic_items, write_json
+from _common import (
+    compiled,
+    last_json,
+    machine,
+    make_store,
+    percentile,
+    process_figures,
+    synthetic_items,
+    write_json,
+)
 
 from gitmem.git import GitRepo
 from gitmem.store import Store
@@ -76,7 +84,7 @@ mark("open_store_ms")
 result = store.record(request.type, request.body, title=request.values["title"])
 mark("write_ms")
 with contextlib.redirect_stdout(io.StringIO()):
-    quickrecord._report(result, False)
+    quickrecord.report_write(result, False)
 mark("output_ms")
 print(json.dumps({n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}))
 """
@@ -88,12 +96,7 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem record` as a process (the quick path), the full CLI forced for the same kind of
     record, `python -c pass`, `import gitmem.cli` and the quick path's stages, alternated run
     by run so that a busy machine weighs on all alike. Medians."""
-    env = {**os.environ, "GITMEM_STORE": str(root)}
-    # An installed wheel has its bytecode compiled; a checkout run with
-    # PYTHONDONTWRITEBYTECODE=1 would compile each edited module anew on every start instead.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    package = Path(__file__).resolve().parents[1] / "gitmem"
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+    env = compiled({**os.environ, "GITMEM_STORE": str(root)})
 
     def wall(cmd: list[str]) -> tuple[float, float]:
         """Wall time and the child's CPU time (user + system), in ms: on a shared machine the
@@ -119,18 +122,12 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
             elapsed, cpu = wall(cmd)
             times.setdefault(name, []).append(elapsed)
             times.setdefault(name.replace("_ms", "_cpu_ms"), []).append(cpu)
-        done = subprocess.run(
-            [sys.executable, "-c", STAGES, str(root), *record[1:], f"Stages fact {i}"],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
+        stages.append(
+            last_json(
+                [sys.executable, "-c", STAGES, str(root), *record[1:], f"Stages fact {i}"], env
+            )
         )
-        stages.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    figures = {name: median(values) for name, values in times.items()}
-    figures.update({key: median([s[key] for s in stages]) for key in stages[0]})
-    figures["load_average"] = os.getloadavg()[0]
-    return figures
+    return process_figures(times, stages)
 
 
 def report_cli(cli: dict[str, float]) -> None:

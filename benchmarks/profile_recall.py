@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/profile_recall.py STORE [--queries 200] [--cprofile]
 
-Wraps the stages (index catch-up, query embedding, the product and top-k, the catalog's
-owner and entry look-ups, tantivy's search, fusion) in perf_counter spans and runs the
-benchmark's queries twice, each time in a fresh Store warmed by one query as bench_recall.py
-does: once as recall runs them (the halves side by side: each span's
-start and end, median over queries, relative to the start of the recall, show what overlaps)
-and once one stage after another (each stage's own cost, without the other half competing
-for the two cores). `--cprofile` adds the functions with the most own time (one after another).
+Wraps the stages (index catch-up, query embedding, the product (Ranking's __init__) and
+top-k, the catalog's owner and entry look-ups, tantivy's search, fusion) in perf_counter
+spans and runs the benchmark's queries twice, each time in a fresh Store warmed by one query
+as bench_recall.py does: once as recall runs them (the halves side by side: each span's start
+and end, median over queries, relative to the start of the recall, show what overlaps) and
+once one stage after another (each stage's own cost, without the other half competing for the
+two cores). `--cprofile` adds the functions with the most own time (one after another).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ STAGES: list[tuple[Any, str]] = [
     (gitmem.index.Index, "keyword"),
     (gitmem.index.Index, "keyword_ceiling"),
     (gitmem.index.Index, "_best_chunks"),
-    (gitmem.vectors, "top_rows"),
+    (gitmem.vectors.Ranking, "__init__"),  # the product over every row
+    (gitmem.vectors.Ranking, "top"),
     (gitmem.textindex.TextIndex, "search"),
     (gitmem.catalog.Catalog, "owners"),
     (gitmem.catalog.Catalog, "entries"),

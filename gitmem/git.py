@@ -601,9 +601,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-_ZEROS = bytes(1 << 16)
-
-
 def _probe(places: Sequence[tuple[Path, int]]) -> OSError | None:
     """Why the OS would refuse to write `size` bytes to each place (a file, or a new file in
     a directory), if it would: no space, over quota, a file size limit, a read-only file
@@ -619,22 +616,12 @@ def _probe(places: Sequence[tuple[Path, int]]) -> OSError | None:
         name = where / f"{TEMP_PREFIX}probe-{os.getpid()}-{os.urandom(4).hex()}"
         cause: OSError | None = None
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
+            replace_file(name, bytes(max(size, 1)))  # closes before it returns: an NFS may
+        except OSError as exc:  # tell only then
             cause = exc
-        else:
-            try:
-                left = max(size, 1)
-                try:
-                    while left > 0:
-                        left -= os.write(fd, _ZEROS[: min(left, len(_ZEROS))])
-                finally:
-                    os.close(fd)  # a network file system may tell only now
-            except OSError as exc:
-                cause = exc
-            finally:
-                with suppress(OSError):
-                    os.unlink(name)
+        finally:
+            with suppress(OSError):
+                os.unlink(name)
         if cause is not None and cause.errno is not None:
             told = OSError(cause.errno, os.strerror(cause.errno), str(place))
             if environment_error(told) is not None:
