@@ -152,8 +152,8 @@ def test_a_commit_that_cannot_be_taken_back(tmp_path: Path) -> None:
     assert len(records(store)) == 2
 
 
-def test_the_git_index_full(tmp_path: Path) -> None:
-    """A store with many files has a big git index, rewritten whole after each commit."""
+def store_with_a_big_git_index(tmp_path: Path) -> Path:
+    """A store whose git index lists 800 more files, so rewriting it is a big write."""
     store = new_store(tmp_path)
     notes = store / "notes"
     notes.mkdir()
@@ -161,6 +161,12 @@ def test_the_git_index_full(tmp_path: Path) -> None:
         (notes / f"note-number-{number:04d}.txt").write_text(str(number))
     git(store, "add", "notes")
     git(store, "commit", "-q", "-m", "notes")
+    return store
+
+
+def test_the_git_index_full(tmp_path: Path) -> None:
+    """A store with many files has a big git index, rewritten whole after each commit."""
+    store = store_with_a_big_git_index(tmp_path)
     size = (store / ".git/index").stat().st_size
     assert size > 40_000
     command = ["record", "fact", "A small fact.", "--title", "Small", "--store", str(store)]
@@ -169,13 +175,7 @@ def test_the_git_index_full(tmp_path: Path) -> None:
 
 def test_forget_with_the_git_index_full(tmp_path: Path) -> None:
     """A write with no new file at all (the full CLI, not the quick record path)."""
-    store = new_store(tmp_path)
-    notes = store / "notes"
-    notes.mkdir()
-    for number in range(800):
-        (notes / f"note-number-{number:04d}.txt").write_text(str(number))
-    git(store, "add", "notes")
-    git(store, "commit", "-q", "-m", "notes")
+    store = store_with_a_big_git_index(tmp_path)
     made = gitmem("record", "fact", "Soon gone.", "--title", "Gone", "--store", str(store))
     assert made.code == 0, made
     (path,) = records(store)
