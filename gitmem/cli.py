@@ -39,6 +39,7 @@ from gitmem.writeinput import (
     body_text,
     parse_fields,
     read_text,
+    record_new,
     report_write,
     secret_policy,
     split_tags,
@@ -202,25 +203,24 @@ def record(
     store: StoreOpt = None,
 ) -> None:
     """Remember something new: one record, one commit."""
-    opened = open_store(store)
-    policy = secret_policy(redact, allow_secret)
-    if not title.strip():
-        raise UsageError("a record needs a title: pass --title")
-    result = opened.record(
+    record_new(
+        open_store(store),
         type_,
-        body_text(body, body_file),
+        body,
+        body_file,
         title=title,
         abstract=abstract,
-        tags=split_tags(tags),
+        tags=tags,
         agent=_agent(agent),
         scope=scope,
         source=source,
         weight=weight,
         links=link or [],
-        fields=parse_fields(field, opened, type_),
-        secrets=policy,
+        fields=field,
+        redact=redact,
+        allow_secret=allow_secret,
+        as_json=as_json,
     )
-    report_write(result, as_json)
 
 
 @app.command()

@@ -12,18 +12,16 @@ comes here first (gitmem/__main__.py, QUICK_PATHS), and this module:
   --help, an option or spelling this parser does not know, a value starting with a dash, a
   weight written other than in plain digits or outside 0-10, a body file that is not a
   readable regular file (typer refuses some of those itself), shell completion;
-- otherwise does what gitmem.cli's record command does, step for step and in its order
-  (which error a user meets first is part of the answer): opens the store, checks the
-  options, reads the body, writes through the same Store.record (the same validation,
-  secret guard and single commit) and prints through the same display functions. From then
+- otherwise opens the store and runs gitmem.cli's own record command body
+  (gitmem.writeinput.record_new: the checks in the order a user meets them, the same
+  Store.record with its validation, secret guard and single commit, the same report). From then
   on the command is this module's: every error is reported here with the message and exit
   code gitmem.cli.run gives it, never handed to the full CLI to run again, so nothing is
   written twice. An interrupt, and output that cannot be written, are gitmem.__main__'s, as
   for the full CLI.
 
-The helpers that read the body and shape the options are gitmem.writeinput's, the full CLI's
-own (tests/test_quickrecord.py runs a matrix of options, inputs and errors both ways comparing
-output, exit codes and the commit made).
+tests/test_quickrecord.py runs a matrix of options, inputs and errors both ways comparing
+output, exit codes and the commit made.
 """
 
 from __future__ import annotations
@@ -39,15 +37,9 @@ from pathlib import Path
 from gitmem import display
 from gitmem.argsplit import split
 from gitmem.config import resolve_store_path
-from gitmem.errors import EXIT_OK, UsageError, failure
+from gitmem.errors import EXIT_OK, failure
 from gitmem.store import Store
-from gitmem.writeinput import (
-    body_text,
-    parse_fields,
-    report_write,
-    secret_policy,
-    split_tags,
-)
+from gitmem.writeinput import record_new
 
 __all__ = ["Request", "parse", "run"]
 
@@ -148,24 +140,22 @@ def _readable_file(path: str) -> bool:
 def _record(request: Request, env: Mapping[str, str]) -> None:
     """gitmem.cli's record command, in its order."""
     values = request.values
-    opened = Store.open(resolve_store_path(values.get("store"), env))
-    policy = secret_policy("redact" in request.flags, "allow_secret" in request.flags)
-    title = values.get("title", "")
-    if not title.strip():
-        raise UsageError("a record needs a title: pass --title")
     body_file = values.get("body_file")
-    result = opened.record(
+    record_new(
+        Store.open(resolve_store_path(values.get("store"), env)),
         request.type,
-        body_text(request.body, None if body_file is None else Path(body_file)),
-        title=title,
+        request.body,
+        None if body_file is None else Path(body_file),
+        title=values.get("title", ""),
         abstract=values.get("abstract", ""),
-        tags=split_tags(list(request.tags)),
+        tags=list(request.tags),
         agent=(values.get("agent") or env.get("GITMEM_AGENT", "")).strip(),
         scope=values.get("scope", "shared"),
         source=values.get("source", ""),
         weight=float(values.get("weight", "1.0")),
         links=list(request.links),
-        fields=parse_fields(list(request.fields), opened, request.type),
-        secrets=policy,
+        fields=list(request.fields),
+        redact="redact" in request.flags,
+        allow_secret="allow_secret" in request.flags,
+        as_json="json" in request.flags,
     )
-    report_write(result, "json" in request.flags)

@@ -18,6 +18,7 @@ __all__ = [
     "body_text",
     "parse_fields",
     "read_text",
+    "record_new",
     "report_write",
     "secret_policy",
     "split_tags",
@@ -82,3 +83,44 @@ def report_write(result: WriteResult, as_json: bool) -> None:
         display.json_out(answers.write_json(result))
         return
     display.write_result(result)
+
+
+def record_new(
+    opened: Store,
+    type_: str,
+    body: str | None,
+    body_file: Path | None,
+    *,
+    title: str,
+    abstract: str,
+    tags: list[str] | None,
+    agent: str,
+    scope: str,
+    source: str,
+    weight: float,
+    links: list[str],
+    fields: list[str] | None,
+    redact: bool,
+    allow_secret: bool,
+    as_json: bool,
+) -> None:
+    """`gitmem record` once its store is open, for the full CLI and its fast path alike: the
+    checks in the order a user meets them, one write, the report."""
+    policy = secret_policy(redact, allow_secret)
+    if not title.strip():
+        raise UsageError("a record needs a title: pass --title")
+    result = opened.record(
+        type_,
+        body_text(body, body_file),
+        title=title,
+        abstract=abstract,
+        tags=split_tags(tags),
+        agent=agent,
+        scope=scope,
+        source=source,
+        weight=weight,
+        links=links,
+        fields=parse_fields(fields, opened, type_),
+        secrets=policy,
+    )
+    report_write(result, as_json)
