@@ -270,6 +270,9 @@ class PastIndex:
                 return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
             want *= 4
 
+    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
+        return {rid: (entry.updated, entry.weight) for rid, entry in self.entries(ids).items()}
+
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         found = self.view.entries
         return {rid: found[rid] for rid in ids if rid in found}

@@ -105,6 +105,10 @@ class Index:
         # and mapping the vector file anew for each query costs a page fault per 4 KiB.
         self._entry_cache: dict[str, Entry] = {}
         self._owner_cache: dict[int, str] = {}
+        # (updated, weight) of the records the semantic half ranked from the row facts,
+        # which recall's decay needs and the entry cache would otherwise fetch.
+        self._scoring_cache: dict[str, tuple[int, float]] = {}
+        self._rows: Any = None  # the row facts as arrays (vectors.RowArrays), with the matrix
         self._loaded_generation = -1
         self._matrix: Any = None
         self._matrix_key: tuple[int, ...] | None = None
@@ -155,6 +159,8 @@ class Index:
                 self._text.reload()
             self._entry_cache.clear()
             self._owner_cache.clear()
+            self._scoring_cache.clear()
+            self._rows = None
         self._seen_commit = head
 
     def _load(self) -> str | None:
@@ -196,7 +202,8 @@ class Index:
         self._text = None
         self._entry_cache.clear()
         self._owner_cache.clear()
-        self._matrix, self._matrix_key = None, None
+        self._scoring_cache.clear()
+        self._matrix, self._matrix_key, self._rows = None, None, None
 
     def _locked(self) -> AbstractContextManager[None]:
         return cache_lock(self.store.cache_dir / "index.lock", _LOCK_TIMEOUT, "the search index")
@@ -435,6 +442,10 @@ class Index:
         matrix = self._vector_matrix()
         q = normalise(self.model.get().encode([query]))
         allowed = self.allowed(flt)
+        rows = self._row_arrays() if flt.status_only else None
+        if rows is not None:  # the filter asks only about status: the row facts know it
+            hide = rows.dead if flt.include_superseded else rows.hidden
+            return self._best_records(Ranking(matrix, q, None, hide), rows, n)
         subset = None if allowed is None else self._catalog.rows_of(allowed)
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
         want = n + n // 2
@@ -445,6 +456,49 @@ class Index:
                 ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
                 return ranked[:n]
             want *= 4
+
+    def _best_records(self, ranking: Any, rows: Any, n: int) -> list[tuple[str, float]]:
+        """The top `n` records by their best row, when `ranking` holds only rows the filter
+        admits: as _best_chunks, with the row facts instead of the catalog's rows."""
+        assert self._catalog is not None
+        want = n + n // 2
+        while True:
+            pairs = ranking.top(want)
+            best: dict[int, tuple[float, int]] = {}  # record key: (best score, its row)
+            cut = None
+            for row, score in pairs:
+                if cut is not None and score < cut:
+                    break
+                key = int(rows.key[row])
+                if key not in best:
+                    best[key] = (score, row)
+                    if len(best) == n:
+                        cut = score
+            if len(best) >= n or len(pairs) < want:
+                break
+            want *= 4
+        ids = self._catalog.ids_of(best)
+        ranked = sorted(
+            ((ids[key], score, row) for key, (score, row) in best.items() if key in ids),
+            key=lambda hit: (-hit[1], hit[0]),
+        )[:n]
+        if len(self._scoring_cache) > 200_000:
+            self._scoring_cache.clear()
+        for rid, _, row in ranked:
+            self._scoring_cache[rid] = (int(rows.updated[row]), float(rows.weight[row]))
+        return [(rid, score) for rid, score, _ in ranked]
+
+    def _row_arrays(self) -> Any:
+        """The row facts of the mapped matrix as arrays, read once per matrix; None where the
+        catalog has none that cover it (written by an older gitmem: until its next update)."""
+        assert self._catalog is not None and self._matrix is not None
+        if self._rows is None:
+            from gitmem.vectors import RowArrays
+
+            facts = self._catalog.row_facts()
+            rows = self._matrix.shape[0]
+            self._rows = False if facts is None else (RowArrays.of(facts.parts, rows) or False)
+        return self._rows or None
 
     def _best_chunks(self, pairs: list[tuple[int, float]], n: int, flt: Filter) -> dict[str, float]:
         """Each admitted record's best score among `pairs` (best first), as far as the top `n`
@@ -486,6 +540,21 @@ class Index:
         assert self._catalog is not None
         return _cached(self._entry_cache, ids, self._catalog.entries, 200_000)
 
+    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
+        """(updated, weight) of each id still indexed: what recall's decay and weight factor
+        need of every candidate, and the full entry only of those it returns."""
+        out: dict[str, tuple[int, float]] = {}
+        missing = []
+        for rid in ids:
+            found = self._scoring_cache.get(rid)
+            if found is None:
+                missing.append(rid)
+            else:
+                out[rid] = found
+        for rid, entry in self.entries(missing).items():
+            out[rid] = (entry.updated, entry.weight)
+        return out
+
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file."""
         assert self._catalog is not None
@@ -500,6 +569,7 @@ class Index:
             self._matrix, self._matrix_key = vectors.matrix(rows), key
             # Another process's compaction renumbers rows into a new file under the same stamp.
             self._owner_cache.clear()
+            self._rows = None
         return self._matrix
 
     def stats(self) -> dict[str, Any]:

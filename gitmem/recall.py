@@ -89,6 +89,7 @@ class Source(Protocol):
     def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]: ...
     def keyword_ceiling(self, query: str) -> float: ...
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None: ...
+    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]: ...
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]: ...
 
 
@@ -122,23 +123,26 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         keyword = _keyword(index, query, depth, options) if mode == "keyword" else []
         semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
     fused = _fuse(query, keyword, semantic, mode, options)
-    entries = index.entries(list(fused))
+    facts = index.scoring(list(fused))
     now = (options.now or datetime.now(UTC)).timestamp()
     k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
     s_rank = {rid: i + 1 for i, (rid, _) in enumerate(semantic)}
     # Score every candidate, build a Hit for the few that are returned.
     scored: list[tuple[float, str, float, float, float]] = []
     for rid, base in fused.items():
-        entry = entries.get(rid)
-        if entry is None:
+        if rid not in facts:
             continue
-        decay = _decay(entry, now, options)
-        weight = min(max(entry.weight, 0.25), 4.0) ** options.weight_strength
+        updated, weight = facts[rid]
+        decay = _decay(updated, now, options)
+        weight = min(max(weight, 0.25), 4.0) ** options.weight_strength
         scored.append((-(base * decay * weight), rid, base, decay, weight))
     scored.sort()
+    chosen = scored[: options.limit]
+    entries = index.entries([rid for _, rid, _, _, _ in chosen])
     hits = tuple(
         _hit(entries[rid], -neg, k_rank.get(rid), s_rank.get(rid), base, decay, weight)
-        for neg, rid, base, decay, weight in scored[: options.limit]
+        for neg, rid, base, decay, weight in chosen
+        if rid in entries  # gone since it was scored (another process's update): left out
     )
     return Result(hits, mode, tuple(notices))
 
@@ -231,10 +235,10 @@ def _normalised(ranked: list[tuple[str, float]], scaling: Scaling | None) -> dic
     return {rid: (1.0 if span <= 0 else (s - low) / span) for rid, s in ranked}
 
 
-def _decay(entry: Entry, now: float, options: Options) -> float:
+def _decay(updated: int, now: float, options: Options) -> float:
     if options.half_life_days <= 0:
         return 1.0
-    age_days = max(0.0, (now - entry.updated) / 86400.0)
+    age_days = max(0.0, (now - updated) / 86400.0)
     fresh = math.pow(0.5, age_days / options.half_life_days)
     return options.decay_floor + (1.0 - options.decay_floor) * fresh
 

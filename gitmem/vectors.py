@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,15 @@ import numpy as np
 
 from gitmem.atomic import replace_file
 
-__all__ = ["Matrix", "Ranking", "VectorFile", "help_products", "normalise", "top_rows"]
+__all__ = [
+    "Matrix",
+    "Ranking",
+    "RowArrays",
+    "VectorFile",
+    "help_products",
+    "normalise",
+    "top_rows",
+]
 
 Matrix = np.ndarray[Any, np.dtype[np.float32]]
 _ITEM = 4  # bytes of a float32
@@ -83,14 +91,43 @@ def top_rows(
     return Ranking(matrix, query, subset).top(k) if k > 0 else []
 
 
-class Ranking:
-    """Every row's cosine to `query` (only the rows of `subset` when given), computed once;
-    `top(k)` as often as a caller widens its k. A query without a vector (none of its words
-    known to the model) is like no row: it ranks none, rather than all of them tied at 0."""
+class RowArrays:
+    """The catalog's row facts (gitmem.catalog.RowFacts: packed arrays of what each vector row
+    is) read as numpy arrays without a copy, for the first `rows` rows; None from `of` when
+    the facts do not cover them (then the caller asks the catalog row by row)."""
 
-    def __init__(self, matrix: Matrix, query: Matrix, subset: Sequence[int] | None = None) -> None:
+    def __init__(self, parts: Mapping[str, Any], rows: int) -> None:
+        self.key = np.frombuffer(parts["key"], dtype=np.int64)[:rows]
+        self.updated = np.frombuffer(parts["updated"], dtype=np.int64)[:rows]
+        self.weight = np.frombuffer(parts["weight"], dtype=np.float64)[:rows]
+        superseded = np.frombuffer(parts["superseded"], dtype=np.int8)[:rows]
+        self.dead = self.key < 0  # rows to leave out of every ranking ...
+        self.hidden = self.dead | (superseded != 0)  # ... and of one without superseded records
+
+    @classmethod
+    def of(cls, parts: Mapping[str, Any], rows: int) -> RowArrays | None:
+        sizes = {len(part) for part in parts.values()}
+        if len(sizes) != 1 or sizes.pop() < rows:
+            return None
+        return cls(parts, rows)
+
+
+class Ranking:
+    """Every row's cosine to `query` (only the rows of `subset` when given, never those `hide`
+    marks), computed once; `top(k)` as often as a caller widens its k. A query without a vector
+    (none of its words known to the model) is like no row: it ranks none, rather than all of
+    them tied at 0."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        query: Matrix,
+        subset: Sequence[int] | None = None,
+        hide: Any = None,
+    ) -> None:
         self._index: Any = None
         self._scores: Matrix = np.zeros(0, dtype=np.float32)
+        self._shown = 0  # rows that may rank
         q = query.reshape(-1).astype(np.float32, copy=False)
         if matrix.shape[0] == 0 or not q.any():
             return
@@ -102,6 +139,10 @@ class Ranking:
                     self._scores = rows_of @ q
         else:
             self._scores = _Product(matrix, q).run()
+        self._shown = self._scores.shape[0]
+        if hide is not None and self._index is None:
+            self._scores[hide] = -np.inf  # below any cosine: past every row that may rank
+            self._shown -= int(np.count_nonzero(hide))
 
     def top(self, k: int) -> list[tuple[int, float]]:
         """The k best rows and every row that ties with the k-th, best first, ties by row.
@@ -110,7 +151,7 @@ class Ranking:
         two would answer differently (the caller settles ties by record id)."""
         scores = self._scores
         size = scores.shape[0]
-        k = min(k, size)
+        k = min(k, self._shown)
         if k <= 0:
             return []
         picked = np.arange(size)

@@ -217,6 +217,9 @@ class Reference:
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         return brute_force(self.store, query, n, flt)
 
+    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
+        return {rid: (e.updated, e.weight) for rid, e in self.index.entries(ids).items()}
+
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         return self.index.entries(ids)
 

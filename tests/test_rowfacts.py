@@ -1,0 +1,165 @@
+"""The catalog's row facts: what each vector row is, as arrays the semantic half reads instead
+of asking the catalog per record. They must always say what the tables say, and a recall with
+them must answer exactly as one without."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_index import QUERIES, answers, fill, reopened, tiny, tiny_model_dir  # noqa: F401
+
+from gitmem.api import Store
+from gitmem.catalog import Catalog, Filter, RowFacts
+from gitmem.index import Index
+
+
+@pytest.fixture
+def edited(store_path: Path, tiny_model_dir: Path) -> Store:  # noqa: F811
+    """A store whose index has every kind of row: a record of many chunks, dead rows left by
+    edits, a superseded record, a forgotten one."""
+    store = Store.open(store_path)
+    store.use_model(tiny(tiny_model_dir))
+    ids = fill(store)
+    answers(store)  # built
+    store.supersede(ids[0], "Retry with jitter now.", title="Retry webhooks with jitter")
+    store.forget(ids[1], reason="wrong")
+    store.amend(ids[2], {"title": "Never deploy on Fridays"})
+    store.amend(ids[5], {"abstract": "where the shards go"})  # many chunks die at once
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    answers(store)  # caught up
+    return store
+
+
+def catalog_of(store: Store) -> Catalog:
+    return Catalog(store.cache_dir / "index" / "catalog.sqlite")
+
+
+def stored_and_computed(store: Store) -> tuple[RowFacts | None, RowFacts]:
+    catalog = catalog_of(store)
+    try:
+        return catalog.row_facts(), catalog.computed_facts()
+    finally:
+        catalog.close()
+
+
+def test_row_facts_say_what_the_tables_say_after_every_kind_of_write(edited: Store) -> None:
+    stored, computed = stored_and_computed(edited)
+    assert stored is not None
+    assert stored.parts == computed.parts
+    keys = stored.parts["key"]
+    assert -1 in keys  # the edits left dead rows
+    assert 1 in stored.parts["superseded"]  # the superseded record's rows say so
+    live = [k for k in keys if k >= 0]
+    assert len(set(live)) < len(live)  # the long note has several rows
+
+
+def test_row_facts_follow_a_compaction(edited: Store) -> None:
+    rid = edited.recall("PAY-1423", limit=1).hits[0].id
+    index = edited.cache_dir / "index"
+    for i in range(90):  # many edits leave dead vector rows until compaction
+        edited.amend(rid, {"abstract": f"revision {i}"})
+        edited.recall("friday")
+    assert [p.name for p in index.glob("vectors*.f32")] != ["vectors.f32"]  # compacted
+    stored, computed = stored_and_computed(edited)
+    assert stored is not None and stored.parts == computed.parts
+
+
+def test_keys_are_never_reused(edited: Store) -> None:
+    """A reader holding row facts older than the tables finds no record for a stale key,
+    never another record."""
+    catalog = catalog_of(edited)
+    try:
+        seen = {int(k) for k, in catalog._db.execute("SELECT rowid FROM records")}
+        before = int(catalog.meta("next_key") or 0)
+    finally:
+        catalog.close()
+    newest = max(seen)
+    edited.forget(edited.recall("signatures HMAC", limit=1).hits[0].id, reason="gone")
+    edited.record("fact", "Queues are drained before deploys.", title="Drain queues")
+    answers(edited)
+    catalog = catalog_of(edited)
+    try:
+        after = {int(k) for k, in catalog._db.execute("SELECT rowid FROM records")}
+        assert int(catalog.meta("next_key") or 0) > before
+    finally:
+        catalog.close()
+    assert min(after - seen) > newest
+
+
+def semantic_both_ways(
+    store: Store, monkeypatch: pytest.MonkeyPatch, flt: Filter, n: int
+) -> tuple[list[Any], list[Any]]:
+    index = store.index()
+    with monkeypatch.context() as patch:
+        for name in ("owners", "entries", "rows_of"):  # the row facts answer instead
+
+            def refuse(*args: Any, name: str = name) -> Any:
+                raise AssertionError(f"the catalog was asked {name}")
+
+            patch.setattr(Catalog, name, refuse)
+        fast = [index.semantic(q, n, flt) for q in QUERIES]
+    with monkeypatch.context() as patch:
+        patch.setattr(Index, "_row_arrays", lambda self: None)  # as without row facts
+        plain = [index.semantic(q, n, flt) for q in QUERIES]
+    return fast, plain
+
+
+@pytest.mark.parametrize("n", [1, 3, 10])
+@pytest.mark.parametrize("include_superseded", [False, True])
+def test_the_semantic_half_answers_alike_with_and_without_row_facts(
+    edited: Store, monkeypatch: pytest.MonkeyPatch, n: int, include_superseded: bool
+) -> None:
+    flt = Filter(include_superseded=include_superseded)
+    fast, plain = semantic_both_ways(edited, monkeypatch, flt, n)
+    for got, want in zip(fast, plain, strict=True):
+        assert got is not None and want is not None
+        assert [rid for rid, _ in got] == [rid for rid, _ in want]
+        assert all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(got, want, strict=True))
+    # n = 10 is more than the store holds: every admitted record, each once.
+    records = {r.id: r for r in edited.records()}
+    admitted = {i for i, r in records.items() if include_superseded or r.status != "superseded"}
+    if n == 10:
+        assert {rid for rid, _ in fast[0] or []} == admitted
+
+
+def test_a_catalog_without_row_facts_answers_alike_and_gains_them_at_its_next_update(
+    edited: Store,
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    before = answers(edited)
+    path = edited.cache_dir / "index" / "catalog.sqlite"
+    with sqlite3.connect(path) as db:  # as an index written by a gitmem before row facts
+        db.execute("DROP TABLE row_facts")
+    old = reopened(edited.root, tiny_model_dir)
+    assert answers(old) == before
+    assert stored_and_computed(old)[0] is None
+    old.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+    assert old.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+    stored, computed = stored_and_computed(old)
+    assert stored is not None and stored.parts == computed.parts
+
+
+@pytest.mark.parametrize("damage", ["short-part", "missing-part", "ragged"])
+def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
+    edited: Store,
+    tiny_model_dir: Path,  # noqa: F811
+    damage: str,
+) -> None:
+    before = answers(edited)
+    path = edited.cache_dir / "index" / "catalog.sqlite"
+    with sqlite3.connect(path) as db:
+        if damage == "short-part":  # fewer rows than the vector file has
+            db.execute("UPDATE row_facts SET data = substr(data, 1, 8)")
+        elif damage == "missing-part":
+            db.execute("DELETE FROM row_facts WHERE part = 'weight'")
+        else:  # bytes that are no whole number of items
+            db.execute("UPDATE row_facts SET data = data || x'00' WHERE part = 'key'")
+    other = reopened(edited.root, tiny_model_dir)
+    assert answers(other) == before
+    other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+    assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+    stored, computed = stored_and_computed(other)
+    assert stored is not None and stored.parts == computed.parts
