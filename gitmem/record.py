@@ -204,9 +204,11 @@ def record_path(type_: str, created: datetime, record_id: str) -> str:
 # Plain scalars are used where they are unambiguous for any YAML 1.1 reader; everything else
 # is double-quoted with escapes.
 
-_PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][A-Za-z0-9_ .,/@+()'=<>^$%&*!?;:~`|\\-]*$")
+# The emitter's patterns are strings, compiled (and cached) by `re` on first use: compiled at
+# import they cost every command, a recall included, ~5 ms.
+_PLAIN = r"^[A-Za-z0-9_(][A-Za-z0-9_ .,/@+()'=<>^$%&*!?;:~`|\\-]*$"
 _FLOW_UNSAFE = frozenset(",[]{}:?")
-_RESERVED_RE = re.compile(
+_RESERVED = (
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|null|Null|NULL|~|=|<<)$"
     r"|^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?$"  # numbers, ".", "1.", "1e3"
@@ -225,9 +227,7 @@ _ESCAPES = {
     "\u2029": "\\P",
     "\ufeff": "\\uFEFF",
 }
-_NEEDS_ESCAPE_RE = re.compile(
-    '[\\\\"\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]'
-)
+_NEEDS_ESCAPE = '[\\\\"\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]'
 
 
 def _quote(text: str) -> str:
@@ -238,17 +238,17 @@ def _quote(text: str) -> str:
         code = ord(ch)
         return f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}"
 
-    return '"' + _NEEDS_ESCAPE_RE.sub(escape, text) + '"'
+    return '"' + re.sub(_NEEDS_ESCAPE, escape, text) + '"'
 
 
 @functools.lru_cache(maxsize=8192)
 def _scalar(text: str, in_flow: bool = False) -> str:
     plain = (
-        _PLAIN_RE.match(text) is not None
+        re.match(_PLAIN, text) is not None
         and not text.endswith((" ", ":"))
         and ": " not in text
         and " #" not in text
-        and not _RESERVED_RE.match(text)
+        and not re.match(_RESERVED, text)
         and not (in_flow and any(ch in _FLOW_UNSAFE for ch in text))
     )
     return text if plain else _quote(text)
@@ -587,11 +587,12 @@ def _texts(record: Record) -> Iterable[tuple[str, str]]:
             yield key, item
 
 
-_BAD_CHAR_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+# Compiled on first use, as _PLAIN.
+_BAD_CHAR = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]"
 
 
 def _has_bad_characters(value: str) -> bool:
-    return _BAD_CHAR_RE.search(value) is not None
+    return re.search(_BAD_CHAR, value) is not None
 
 
 def body_problems(body: str, max_bytes: int) -> list[str]:
