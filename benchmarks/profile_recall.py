@@ -23,7 +23,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +48,20 @@ STAGES: list[tuple[Any, str]] = [
     (gitmem.textindex.TextIndex, "search"),
     (gitmem.catalog.Catalog, "owners"),
     (gitmem.catalog.Catalog, "entries"),
+    (gitmem.catalog.Catalog, "ids_of"),
+    (gitmem.index.Index, "_best_records"),
+    (gitmem.index.Index, "scoring"),
     (gitmem.recall, "_fuse"),
 ]
 
 
 class Inline:
-    """An executor that runs the job at once, in the calling thread."""
+    """A keyword thread (gitmem.recall._Worker) that runs the job at once, in the caller's."""
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        done: Future[Any] = Future()
-        done.set_result(fn(*args))
-        return done
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        job = gitmem.recall._Job(fn, args)
+        job.run()
+        return job
 
 
 def instrument(spans: list[Span], store: Store) -> None:

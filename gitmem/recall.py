@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import queue
 import re
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from gitmem.catalog import Entry, Filter
 from gitmem.index import ModelRef
@@ -28,7 +29,69 @@ Mode = Literal["hybrid", "keyword", "semantic"]
 Fusion = Literal["rrf", "linear"]
 Scaling = Literal["minmax", "max", "ceiling"]
 RRF_K = 60
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-keyword")
+
+
+class _Job:
+    """A call handed to the keyword thread, and what it returned or raised."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._fn, self._args = fn, args
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._value = self._fn(*self._args)
+        except BaseException as exc:  # raised again in the thread that asks for the result
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def wait(self) -> None:
+        self._done.wait()
+
+    def result(self) -> Any:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _Worker:
+    """One thread running the keyword halves handed to it, one after another: what
+    concurrent.futures' ThreadPoolExecutor(max_workers=1) was here, without that package's
+    import (it brings logging: ~12 ms of each `gitmem recall` process, measured). Started at
+    the first hybrid recall; a daemon, so it never holds up an exit; a fork's child starts
+    its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Job] | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> _Job:
+        job = _Job(fn, args)
+        with self._lock:
+            if self._jobs is None:
+                self._jobs = queue.SimpleQueue()
+                threading.Thread(
+                    target=_work, args=(self._jobs,), name="gitmem-keyword", daemon=True
+                ).start()
+            self._jobs.put(job)
+        return job
+
+    def forked(self) -> None:
+        """In a fork's child: the parent's thread is not there, and its lock may be held."""
+        self._lock, self._jobs = threading.Lock(), None
+
+
+def _work(jobs: queue.SimpleQueue[_Job]) -> None:
+    while True:
+        jobs.get().run()
+
+
+_POOL = _Worker()
+os.register_at_fork(after_in_child=_POOL.forked)
 
 
 @dataclass(frozen=True)
@@ -117,7 +180,7 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         try:
             semantic = index.semantic(query, depth, options.filter) or []
         finally:
-            wait([pending])
+            pending.wait()
         keyword = pending.result()
     else:
         keyword = _keyword(index, query, depth, options) if mode == "keyword" else []

@@ -369,6 +369,19 @@ def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
     assert not vectors._THREADS_LOCK.locked()
 
 
+def child_code(pid: int, seconds: float, hung: str) -> int:
+    """The exit code of a forked child, which is killed (failing the test) if it hangs."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise AssertionError(hung)
+
+
 def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
     import numpy as np
 
@@ -382,16 +395,7 @@ def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
                 vectors.top_rows(matrix, matrix[1], 1)
             finally:
                 os._exit(0)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            assert os.waitstatus_to_exitcode(status) == 0
-            return
-        time.sleep(0.05)
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    raise AssertionError("the forked child hung on the BLAS lock")
+    assert child_code(pid, 30, "the forked child hung on the BLAS lock") == 0
 
 
 # --- the product shared between threads (gitmem.vectors._Product) ----------------------------
@@ -747,3 +751,35 @@ def test_every_row_tied_with_the_kth_is_kept() -> None:
     assert rows == in_subset | {7, 42, 45}
     # A query with no vector (no word the model knows) ties every row: it ranks none.
     assert top_rows(matrix, np.zeros(8, dtype=np.float32), 5) == []
+
+
+class KeywordFails(Reference):
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+        raise RuntimeError("keyword half failed")
+
+
+def test_a_failing_keyword_half_fails_the_recall_and_not_the_next(big: Store) -> None:
+    with pytest.raises(RuntimeError, match="keyword half failed"):
+        recall(KeywordFails(big.index(), big), "webhook", Options(now=NOW))
+    assert recall(big.index(), "webhook", Options(now=NOW)).hits  # the keyword thread lives
+
+
+def test_a_child_forked_while_the_keyword_thread_is_busy_can_recall(big: Store) -> None:
+    """The child has no keyword thread (fork copies only the forking one) and may hold a
+    copy of its lock: its first hybrid recall starts a thread of its own."""
+    from gitmem import recall as recall_module
+
+    expected = [h.id for h in big.recall("webhook retry", now=NOW).hits]
+    release = threading.Event()
+    blocker = recall_module._POOL.submit(release.wait)  # the parent's thread is busy
+    with recall_module._POOL._lock:
+        pid = os.fork()
+        if pid == 0:  # the child
+            try:
+                got = [h.id for h in big.recall("webhook retry", now=NOW).hits]
+                os._exit(0 if got == expected else 3)
+            finally:
+                os._exit(4)
+    release.set()
+    blocker.result()
+    assert child_code(pid, 60, "the forked child's recall hung") == 0
