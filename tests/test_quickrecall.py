@@ -278,17 +278,22 @@ def test_the_console_entry_point_takes_the_fast_path(
     assert done.stderr.strip().splitlines()[-1] == "False"
 
 
-def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_main_tells_openblas_to_start_one_thread_and_not_to_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from gitmem import __main__
 
     seen: list[str | None] = []
 
     def answer(args: list[str], env: dict[str, str]) -> int:
         seen.append(env.get("OPENBLAS_THREAD_TIMEOUT"))
+        seen.append(env.get("OPENBLAS_NUM_THREADS"))
         return 0
 
     monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "")  # so that teardown removes what main sets
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
 
     def leave(code: int) -> None:
         raise SystemExit(code)
@@ -300,7 +305,35 @@ def test_main_tells_openblas_not_to_spin(monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setattr(sys, name, getattr(sys, name))
     with pytest.raises(SystemExit) as exited:
         __main__.main()
-    assert exited.value.code == 0 and seen == ["4"]
+    assert exited.value.code == 0 and seen == ["4", "1"]
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # a user's own setting is kept
+    with pytest.raises(SystemExit):
+        __main__.main()
+    assert seen[-1] == "2"
+
+
+def test_openblas_settings_change_no_score_gitmem_computes() -> None:
+    """What __main__ sets changes how many BLAS threads start and how they wait, never a
+    score: gitmem's products over a matrix large enough to be split come out the same."""
+    code = (
+        "import hashlib, numpy as np\n"
+        "from gitmem.vectors import Ranking, normalise\n"
+        "rng = np.random.default_rng(7)\n"
+        "m = normalise(rng.standard_normal((60000, 256), dtype=np.float32))\n"
+        "q = normalise(rng.standard_normal(256, dtype=np.float32))\n"
+        "top = Ranking(m, q).top(50) + Ranking(m, q, list(range(0, 60000, 3))).top(50)\n"
+        "print(hashlib.sha256(repr(top).encode()).hexdigest())\n"
+    )
+    digests = set()
+    for threads, timeout in ((None, None), ("1", "4"), ("2", None)):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
+        env.update({"OPENBLAS_NUM_THREADS": threads} if threads else {})
+        env.update({"OPENBLAS_THREAD_TIMEOUT": timeout} if timeout else {})
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        digests.add(done.stdout)
+    assert len(digests) == 1
 
 
 def test_openblas_thread_timeout_changes_no_score() -> None:
