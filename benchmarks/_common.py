@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -116,13 +119,127 @@ def run_quiet(cmd: list[str], env: dict[str, str] | None = None) -> None:
 REPO = Path(__file__).resolve().parents[1]
 
 
-def checkout(revision: str, into: Path) -> Path:
-    """The `gitmem` package of `revision`, unpacked into `into` (the work tree is left alone)."""
+def checkout(revision: str, into: Path, whole_tree: bool = False) -> Path:
+    """The `gitmem` package of `revision` (with `whole_tree`, all its files: what `pip install`
+    needs), unpacked into `into` (the work tree is left alone)."""
+    paths = [] if whole_tree else ["gitmem"]
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", revision, "gitmem"], check=True, capture_output=True
+        ["git", "-C", str(REPO), "archive", revision, *paths], check=True, capture_output=True
     )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into
+
+
+def _worktree(into: Path) -> Path:
+    """The work tree's files as they are now (uncommitted edits included, ignored files left
+    out), copied into `into`: pip builds in the directory it installs, and this is a snapshot
+    that edits made meanwhile do not reach."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():  # a tracked file deleted in the work tree is listed too
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, into / name)
+    return into
+
+
+VENVS = REPO / "benchmarks" / ".venvs"
+# Top-level directories of a source tree that a `pip install` does not install.
+NOT_INSTALLED = ("tests", "docs", "benchmarks", "build", ".git")
+
+
+def _digest(source: Path, relatives: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for relative in relatives:
+        content = (source / relative).read_bytes()
+        digest.update(f"{relative}\0{len(content)}\0".encode() + content)
+    return digest.hexdigest()
+
+
+def _source_digests(source: Path) -> str:
+    """Two lines: one for the interpreter and the project's metadata (its dependencies among
+    them), one for the files a `pip install` of `source` may install."""
+    installed = sorted(
+        path.relative_to(source)
+        for path in source.rglob("*")
+        if path.is_file()
+        and path.relative_to(source).parts[0] not in NOT_INSTALLED
+        and not path.relative_to(source).parts[0].endswith(".egg-info")
+        and "__pycache__" not in path.parts
+    )
+    metadata = f"{sys.version} {_digest(source, [Path('pyproject.toml')])}"
+    return f"{metadata}\n{_digest(source, installed)}\n"
+
+
+def installed_python(source: Path, name: str) -> Path:
+    """The python of a venv, `benchmarks/.venvs/<name>`, where the project in `source` (a
+    directory with its pyproject.toml) is installed as a user installs gitmem: a regular
+    `pip install`, dependencies from the index, bytecode compiled by pip. The venv is reused
+    while the files `source` would install are the same; when only the package's files
+    changed, gitmem alone is installed again (about 10 s), otherwise the venv is made anew
+    (about a minute, pip's cache holding the dependencies' wheels).
+
+    Why not `.venv`, the dev install: `pip install -e` adds a .pth file whose finder module
+    (`__editable___gitmem_0_1_0_finder`) runs at every interpreter start and imports pathlib,
+    importlib.util, fnmatch, urllib.parse, ipaddress...: `python -X importtime -c pass` put
+    `site` at 30-45 ms cumulative in .venv and 6-8 ms in such a venv (2 cores, December
+    2026), a cost that whole-process figures from .venv carry and users' processes do not."""
+    venv = VENVS / name
+    python = venv / "bin" / "python"
+    stamp = venv / "gitmem-source.sha256"
+    digests = _source_digests(source)
+    before = stamp.read_text() if stamp.is_file() and python.exists() else ""
+    if before == digests:
+        return python
+    pip = [str(python), "-m", "pip", "install", "--quiet", str(source)]
+    if before.split("\n")[0] == digests.split("\n")[0]:  # the same dependencies
+        pip[-1:-1] = ["--no-deps", "--force-reinstall"]
+    else:
+        shutil.rmtree(venv, ignore_errors=True)
+        # From .venv's python, `venv` makes the new one on the same base interpreter.
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    stamp.unlink(missing_ok=True)  # until the install is through
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    print(f"installing {source} into {venv} (a regular pip install)...", flush=True)
+    done = subprocess.run(pip, env=env, capture_output=True, text=True)
+    if done.returncode:  # pip's warnings would drown the figures: shown only on failure
+        sys.stderr.write(done.stdout + done.stderr)
+        raise subprocess.CalledProcessError(done.returncode, pip)
+    stamp.write_text(digests)
+    return python
+
+
+def installed_worktree() -> Path:
+    """`installed_python` of the work tree as it is now, in benchmarks/.venvs/worktree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return installed_python(_worktree(Path(tmp)), "worktree")
+
+
+@functools.cache
+def outside() -> Path:
+    """An empty directory outside the repository, for the working directory of the processes
+    that run an installed gitmem: `-c` and `-m` put the working directory first on sys.path,
+    and from the repository's root they would import the work tree's gitmem."""
+    return Path(tempfile.mkdtemp(prefix="gitmem-bench-cwd-"))
+
+
+def installed_env(python: Path, env: dict[str, str]) -> dict[str, str]:
+    """`env` for timing processes of `python` (from `installed_python`) as a user's: no
+    PYTHONPATH, no PYTHONDONTWRITEBYTECODE. A child run in `outside()` checks first that
+    `import gitmem` finds the installed package, compiled."""
+    env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    venv = str(python.parent.parent)
+    check = (
+        "import importlib.util, os, gitmem\n"
+        f"assert gitmem.__file__.startswith({venv!r}), gitmem.__file__\n"
+        "assert os.path.exists(importlib.util.cache_from_source(gitmem.__file__))\n"
+    )
+    subprocess.run([str(python), "-c", check], cwd=outside(), env=env, check=True)
+    return env
 
 
 def run_code(source: Path, code: str, *args: str) -> str:
@@ -151,9 +268,9 @@ def compiled(env: dict[str, str], package: Path = REPO / "gitmem") -> dict[str, 
     return env
 
 
-def last_json(cmd: list[str], env: dict[str, str]) -> Any:
+def last_json(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> Any:
     """The JSON a child process prints on its last line."""
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env, cwd=cwd)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -3,8 +3,9 @@ process on one store (the machine's hour moves this figure by a quarter; a ratio
 
     .venv/bin/python benchmarks/ab_cli_recall.py --base 6499ec2 --store STORE [--runs 20]
 
-Each process is `gitmem recall QUERY` through gitmem's entry point, run inside the unpacked
-revision with its bytecode compiled first (as an installed package has it).
+Each process is the `gitmem recall QUERY` command of a regular install of the revision
+(`pip install` of its tree, not the editable dev install) in benchmarks/.venvs/ab-<revision>,
+made on the first run and reused while the revision's package files stay the same.
 """
 
 from __future__ import annotations
@@ -13,22 +14,27 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import checkout, compiled, machine, write_json
+from _common import REPO, checkout, installed_env, installed_python, machine, outside, write_json
 
-ENTRY = (
-    "import sys; sys.argv = ['gitmem', 'recall', sys.argv[1]]\n"
-    "from gitmem.__main__ import main\n"
-    "main()\n"
-)
+
+def install(revision: str) -> Path:
+    """The python of a venv where `revision` is installed."""
+    short = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", revision],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        return installed_python(checkout(revision, Path(tmp), whole_tree=True), f"ab-{short}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--base", required=True)
     parser.add_argument("--head", default="HEAD")
     parser.add_argument("--store", required=True)
@@ -36,26 +42,24 @@ def main() -> None:
     parser.add_argument("--query", default="webhook retry policy deploy")
     parser.add_argument("--json")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["GITMEM_STORE"] = str(Path(args.store).resolve())
+    env = {**os.environ, "GITMEM_STORE": str(Path(args.store).resolve())}
+    commands = {}
+    for name in ("base", "head"):
+        python = install(getattr(args, name))
+        env = installed_env(python, env)
+        commands[name] = python.parent / "gitmem"  # the command a user runs
     times: dict[str, list[float]] = {"base": [], "head": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        sources = {}
-        for name in ("base", "head"):
-            (Path(tmp) / name).mkdir()
-            sources[name] = checkout(getattr(args, name), Path(tmp) / name)
-            compiled(env, sources[name])
-        for run in range(args.runs):
-            for name in ("base", "head") if run % 2 == 0 else ("head", "base"):
-                start = time.perf_counter()
-                subprocess.run(
-                    [sys.executable, "-c", ENTRY, args.query],
-                    cwd=sources[name],  # `-c` imports from here first: this revision's gitmem
-                    env={**env, "PYTHONPATH": str(sources[name])},
-                    capture_output=True,
-                    check=True,
-                )
-                times[name].append((time.perf_counter() - start) * 1000)
+    for run in range(args.runs):
+        for name in ("base", "head") if run % 2 == 0 else ("head", "base"):
+            start = time.perf_counter()
+            subprocess.run(
+                [str(commands[name]), "recall", args.query],
+                cwd=outside(),
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+            times[name].append((time.perf_counter() - start) * 1000)
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, value in medians.items():
         print(f"{name} ({getattr(args, name)}): median {value:.0f} ms of {args.runs} processes")

@@ -4,8 +4,12 @@ in-process (hybrid), `gitmem recall` as a whole process with its breakdown, and 
     .venv/bin/python benchmarks/bench_recall.py --model benchmarks/.models/minilm-distilled-256 \
         [--records 100000] [--json out.json]
     ... --recall-only STORE [--in-process-runs 7]   # recall figures only, on a store made before
+    ... --cli-only STORE [--cli-runs 7]             # the process figures only
 
 The model is the 256-dimension static model `make bench-model` distils (see docs/benchmarks.md).
+The process figures come from a regular install of the work tree (`pip install`, not the
+editable dev install) in benchmarks/.venvs/worktree, made on the first run and again whenever
+the package's files change.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     WORDS,
-    compiled,
+    installed_env,
+    installed_worktree,
     last_json,
     machine,
     make_store,
     median,
+    outside,
     process_figures,
     write_json,
 )
@@ -127,6 +133,7 @@ from gitmem import display
 with contextlib.redirect_stdout(io.StringIO()):
     display.recall(request.query, result, as_json=False, explain=False)
 mark("output_ms")
+assert quickrecall.__file__.startswith(sys.argv[3]), quickrecall.__file__  # the installed one
 print(json.dumps({n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}))
 """
 FULL_CLI = "import sys; from gitmem.cli import run; sys.exit(run(sys.argv[1:]))"
@@ -134,25 +141,29 @@ FULL_CLI = "import sys; from gitmem.cli import run; sys.exit(run(sys.argv[1:]))"
 
 def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem recall` as a process (the fast path), the full CLI forced for the same query,
-    `python -c pass` and the stages, alternated so that a busy machine weighs on all alike."""
-    env = compiled({**os.environ, "GITMEM_STORE": str(root), "OPENBLAS_THREAD_TIMEOUT": "4"})
-    plain = {k: v for k, v in env.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    `python -c pass` and the stages, alternated so that a busy machine weighs on all alike.
+    Each runs the work tree installed as a user installs gitmem, outside the repository."""
+    root = root.resolve()  # the children run elsewhere
+    python = installed_worktree()
+    venv = str(python.parent.parent)
+    plain = installed_env(python, {**os.environ, "GITMEM_STORE": str(root)})
+    env = {**plain, "OPENBLAS_THREAD_TIMEOUT": "4"}
 
     def wall(cmd: list[str], environ: dict[str, str]) -> float:
         start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=environ)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=environ, cwd=outside())
         return (time.perf_counter() - start) * 1000
 
     times: dict[str, list[float]] = {}
     stages: list[dict[str, float]] = []
     for q in queries(runs, seed=9):
         for name, cmd, environ in [
-            ("recall_ms", [sys.executable, "-m", "gitmem", "recall", q], plain),
-            ("full_cli_ms", [sys.executable, "-c", FULL_CLI, "recall", q], plain),
-            ("python_startup_ms", [sys.executable, "-c", "pass"], plain),
+            ("recall_ms", [str(python), "-m", "gitmem", "recall", q], plain),
+            ("full_cli_ms", [str(python), "-c", FULL_CLI, "recall", q], plain),
+            ("python_startup_ms", [str(python), "-c", "pass"], plain),
         ]:
             times.setdefault(name, []).append(wall(cmd, environ))
-        stages.append(last_json([sys.executable, "-c", STAGES, str(root), q], env))
+        stages.append(last_json([str(python), "-c", STAGES, str(root), q, venv], env, outside()))
     return process_figures(times, stages)
 
 

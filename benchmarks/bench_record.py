@@ -2,6 +2,10 @@
 (the quick path, the full CLI and where the time goes), and the import of 10k records.
 
     .venv/bin/python benchmarks/bench_record.py [--sizes 1000,10000,100000] [--json out.json]
+
+The process figures come from a regular install of the work tree (`pip install`, not the
+editable dev install) in benchmarks/.venvs/worktree, made on the first run and again whenever
+the package's files change.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
-    compiled,
+    installed_env,
+    installed_worktree,
     last_json,
     machine,
     make_store,
+    outside,
     percentile,
     process_figures,
     synthetic_items,
@@ -78,14 +84,16 @@ from gitmem import quickrecord
 mark("import_gitmem_ms")
 import gitmem.guard
 mark("import_guard_ms")
-request = quickrecord.parse(sys.argv[2:])
+request = quickrecord.parse(sys.argv[2:-1])
 store = quickrecord.Store.open(Path(sys.argv[1]))
 mark("open_store_ms")
 result = store.record(request.type, request.body, title=request.values["title"])
 mark("write_ms")
+from gitmem.writeinput import report_write  # quickrecord has imported it
 with contextlib.redirect_stdout(io.StringIO()):
-    quickrecord.report_write(result, False)
+    report_write(result, False)
 mark("output_ms")
+assert quickrecord.__file__.startswith(sys.argv[-1]), quickrecord.__file__  # the installed one
 print(json.dumps({n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}))
 """
 # `gitmem record` as it was before the quick path: gitmem's entry point, straight to typer.
@@ -95,15 +103,19 @@ FULL_CLI = "from gitmem import __main__ as m; m.QUICK_PATHS.pop('record'); m.mai
 def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem record` as a process (the quick path), the full CLI forced for the same kind of
     record, `python -c pass`, `import gitmem.cli` and the quick path's stages, alternated run
-    by run so that a busy machine weighs on all alike. Medians."""
-    env = compiled({**os.environ, "GITMEM_STORE": str(root)})
+    by run so that a busy machine weighs on all alike. Medians. Each runs the work tree
+    installed as a user installs gitmem, outside the repository."""
+    root = root.resolve()  # the children run elsewhere
+    python = installed_worktree()
+    venv = str(python.parent.parent)
+    env = installed_env(python, {**os.environ, "GITMEM_STORE": str(root)})
 
     def wall(cmd: list[str]) -> tuple[float, float]:
         """Wall time and the child's CPU time (user + system), in ms: on a shared machine the
         CPU time says what the process needs when it has a core to itself."""
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env, cwd=outside())
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
@@ -114,19 +126,16 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
     for i in range(runs):
         record = ["record", "fact", f"cli body {i}", "--title"]
         for name, cmd in [
-            ("record_ms", [sys.executable, "-m", "gitmem", *record, f"CLI fact {i}"]),
-            ("full_cli_ms", [sys.executable, "-c", FULL_CLI, *record, f"Full CLI fact {i}"]),
-            ("python_startup_ms", [sys.executable, "-c", "pass"]),
-            ("import_cli_ms", [sys.executable, "-c", "import gitmem.cli"]),
+            ("record_ms", [str(python), "-m", "gitmem", *record, f"CLI fact {i}"]),
+            ("full_cli_ms", [str(python), "-c", FULL_CLI, *record, f"Full CLI fact {i}"]),
+            ("python_startup_ms", [str(python), "-c", "pass"]),
+            ("import_cli_ms", [str(python), "-c", "import gitmem.cli"]),
         ]:
             elapsed, cpu = wall(cmd)
             times.setdefault(name, []).append(elapsed)
             times.setdefault(name.replace("_ms", "_cpu_ms"), []).append(cpu)
-        stages.append(
-            last_json(
-                [sys.executable, "-c", STAGES, str(root), *record[1:], f"Stages fact {i}"], env
-            )
-        )
+        stage = [str(python), "-c", STAGES, str(root), *record[1:], f"Stages fact {i}", venv]
+        stages.append(last_json(stage, env, outside()))
     return process_figures(times, stages)
 
 
