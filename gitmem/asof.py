@@ -11,7 +11,7 @@ events, and the last few are kept in memory.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -241,15 +241,10 @@ class PastIndex:
             found = self._admitted[flt] = (blobs, numbers)
         return found
 
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         blobs, _ = self._allowed(flt)
         ids = self.view.by_blob
-        found = self.timeline.search(query, n, blobs)
-        if then is not None:
-            then()
-        return [(ids[blob], score) for blob, score in found]
+        return [(ids[blob], score) for blob, score in self.timeline.search(query, n, blobs)]
 
     def keyword_ceiling(self, query: str) -> float:
         return self.timeline.ceiling(query)

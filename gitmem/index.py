@@ -412,17 +412,12 @@ class Index:
             return None
         return frozenset(self._catalog.matching(flt))
 
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         assert self._catalog is not None and self._text is not None
         allowed = self.allowed(flt)
         want = n
         while True:
             hits = self._text.search(query, want, allowed)
-            if then is not None:
-                then()
-                then = None
             entries = self.entries([h.id for h in hits])
             out = [
                 (h.id, h.score)

@@ -149,12 +149,7 @@ class Source(Protocol):
     notices: list[str]
 
     def ensure_current(self) -> None: ...
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
-        """The best `n` records for `query` by BM25; `then` runs once the text index has
-        answered, before the hits are checked against the catalog."""
-
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]: ...
     def keyword_ceiling(self, query: str) -> float: ...
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None: ...
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]: ...
@@ -215,11 +210,9 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
     return Result(hits, mode, tuple(notices))
 
 
-def _keyword(
-    index: Source, query: str, depth: int, options: Options, then: Callable[[], None] | None = None
-) -> list[tuple[str, float]]:
+def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tuple[str, float]]:
     """The keyword half: BM25 hits, divided by the query's ceiling where fusion wants that."""
-    keyword = index.keyword(query, depth, options.filter, then)
+    keyword = index.keyword(query, depth, options.filter)
     if keyword and options.fusion == "linear" and options.scaling == "ceiling":
         ceiling = index.keyword_ceiling(query)
         if ceiling > 0:
@@ -230,20 +223,13 @@ def _keyword(
 def _keyword_then_help(
     index: Source, query: str, depth: int, options: Options, recalling: int
 ) -> list[tuple[str, float]]:
-    """The keyword half, with this thread's share of the semantic half's product (the longer
-    of the two at scale: gitmem.vectors), the one the thread `recalling` runs, taken as soon
-    as tantivy has answered: the keyword half's catalog look-ups and the semantic half's
-    ranking of rows then run side by side after the product, rather than the product waiting
-    for the look-ups (~3 ms of a recall at 100k records)."""
+    """The keyword half, then this thread's share of the semantic half's product (the longer
+    of the two at scale: gitmem.vectors), the one the thread `recalling` runs."""
+    keyword = _keyword(index, query, depth, options)
+    from gitmem.vectors import help_products  # numpy: loaded by now for the semantic half
 
-    def share() -> None:
-        from gitmem.vectors import help_products  # numpy: loaded by now for the other half
-
-        with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
-            help_products(recalling)
-
-    keyword = _keyword(index, query, depth, options, share)
-    share()  # a Source that never called it, or a product that started late
+    with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
+        help_products(recalling)
     return keyword
 
 

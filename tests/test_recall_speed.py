@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -208,10 +208,8 @@ class Reference:
     def ensure_current(self) -> None:
         self.index.ensure_current()
 
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
-        return self.index.keyword(query, n, flt, then)
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+        return self.index.keyword(query, n, flt)
 
     def keyword_ceiling(self, query: str) -> float:
         return self.index.keyword_ceiling(query)
@@ -259,9 +257,7 @@ class Failing(Reference):
         self.started = threading.Event()
         self.finished = threading.Event()
 
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         self.started.set()
         time.sleep(0.05)
         self.finished.set()
@@ -758,9 +754,7 @@ def test_every_row_tied_with_the_kth_is_kept() -> None:
 
 
 class KeywordFails(Reference):
-    def keyword(
-        self, query: str, n: int, flt: Filter, then: Callable[[], None] | None = None
-    ) -> list[tuple[str, float]]:
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         raise RuntimeError("keyword half failed")
 
 
@@ -789,30 +783,3 @@ def test_a_child_forked_while_the_keyword_thread_is_busy_can_recall(big: Store) 
     release.set()
     blocker.result()
     assert child_code(pid, 60, "the forked child's recall hung") == 0
-
-
-def test_the_keyword_thread_helps_the_product_before_it_asks_the_catalog(
-    big: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once tantivy has answered, the keyword thread's time is the product's: its catalog
-    look-ups wait until the product is done, and run beside the semantic half's ranking."""
-    from gitmem import vectors
-
-    index = big.index()
-    index.ensure_current()
-    events: list[tuple[str, str]] = []
-    real_help, real_entries = vectors.help_products, Index.entries
-
-    def helping(owner: int) -> None:
-        events.append(("help", threading.current_thread().name))
-        real_help(owner)
-
-    def entries(self: Index, ids: Sequence[str]) -> dict[str, Entry]:
-        events.append(("entries", threading.current_thread().name))
-        return real_entries(self, ids)
-
-    monkeypatch.setattr(vectors, "help_products", helping)
-    monkeypatch.setattr(Index, "entries", entries)
-    assert recall(index, "webhook retry policy", Options(now=NOW)).hits
-    keyword_thread = [what for what, thread in events if thread == "gitmem-keyword"]
-    assert keyword_thread[0] == "help" and "entries" in keyword_thread
