@@ -8,17 +8,17 @@ and several processes share the same pages.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gitmem.atomic import replace_file
+from gitmem.blas import BLOCK_ROWS, THREAD_LIMIT, Controls, openblas
 
 __all__ = [
     "Matrix",
@@ -27,6 +27,7 @@ __all__ = [
     "VectorFile",
     "help_products",
     "normalise",
+    "query_row",
     "top_rows",
 ]
 
@@ -43,6 +44,12 @@ def normalise(vectors: Any) -> Matrix:
     norms[norms == 0] = 1.0
     result: Matrix = (matrix / norms).astype(np.float32, copy=False)
     return result
+
+
+def query_row(vector: Any) -> Matrix:
+    """A query's vector (gitmem.embedding's encode_query: an array of float32, unit length)
+    as the row a Ranking takes, without a copy and without rounding it again."""
+    return np.frombuffer(vector, dtype=np.float32)
 
 
 class VectorFile:
@@ -172,7 +179,7 @@ class Ranking:
 # of fixed rows, so whichever thread computes a block its rows score the same (BLAS may round a
 # row differently in a block cut elsewhere); the thread that starts a product works through
 # them in order, and the keyword half's thread, once done, takes blocks too (help_products).
-BLOCK_ROWS = 4096
+# BLOCK_ROWS is gitmem.blas's, so that gitmem.literank cuts the same blocks.
 _RUNNING: set[_Product] = set()
 _RUNNING_LOCK = threading.Lock()
 
@@ -253,86 +260,37 @@ def help_products(owner: int) -> None:
 # another way rounds differently in the last bit, so one thread also makes scores the same on
 # every machine, whatever its cores. The count is set only around gitmem's own products and
 # put back after the last of them leaves (a count under a lock: _Limit); a BLAS that is not a
-# known OpenBLAS (MKL, Accelerate) is left as it is.
+# known OpenBLAS (MKL, Accelerate) is left as it is. The count and its lock are gitmem.blas's
+# (THREAD_LIMIT): one per process, shared with gitmem.literank's products on the same library.
 
-_THREADS_LOCK = threading.Lock()
+_THREADS_LOCK = THREAD_LIMIT.lock  # by the names they had here (tests hold and read them)
+_Limit = THREAD_LIMIT
 
 
 def _fresh_lock() -> None:
-    """A child forked while another thread held the lock would wait on it forever; and the
-    products running in the parent's other threads are not running in the child, so nothing
-    there would put the count back: the child does (a count no higher than the threads
-    OpenBLAS has made takes none of its locks)."""
+    """A child forked while another thread held a lock would wait on it forever, and the
+    products running in the parent's other threads are not running in the child (gitmem.blas,
+    whose handler runs first, gives the child a fresh thread lock and puts the count back)."""
     global _THREADS_LOCK, _RUNNING_LOCK
-    _THREADS_LOCK, _RUNNING_LOCK = threading.Lock(), threading.Lock()
-    if _Limit.depth and _controls and _controls[0] is not None:
-        _controls[0][1](_Limit.before)
-    _Limit.depth = 0
+    _THREADS_LOCK, _RUNNING_LOCK = THREAD_LIMIT.lock, threading.Lock()
     _RUNNING.clear()
 
 
 os.register_at_fork(after_in_child=_fresh_lock)
-_Controls = tuple[Callable[[], int], Callable[[int], None]]
-_controls: list[_Controls | None] = []  # found once: [] not looked for yet, [None] none
+_controls: list[Controls | None] = []  # found once: [] not looked for yet, [None] none
 
 
-class _Limit:
-    """How many products are inside the limit, and the count to put back after the last."""
-
-    depth = 0
-    before = 0
+def _one_blas_thread() -> AbstractContextManager[None]:
+    return THREAD_LIMIT.one(_blas_controls())
 
 
-@contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    controls = _blas_controls()
-    if controls is None:
-        yield
-        return
-    get, put = controls
-    entered = False
-    try:
-        with _THREADS_LOCK:
-            if _Limit.depth == 0:
-                _Limit.before = get()
-            _Limit.depth += 1
-            entered = True
-            put(1)  # inside: an interrupt delivered as it returns still puts the count back
-        yield
-    finally:
-        if entered:
-            with _THREADS_LOCK:
-                _Limit.depth -= 1
-                if _Limit.depth == 0:
-                    put(_Limit.before)
-
-
-def _blas_controls() -> _Controls | None:
+def _blas_controls() -> Controls | None:
     if not _controls:
         _controls.append(_find_openblas())
     return _controls[0]
 
 
-def _find_openblas() -> _Controls | None:
-    """numpy's bundled OpenBLAS and its thread calls (its Linux and Windows wheels ship it in
-    numpy.libs, its macOS wheels in numpy/.dylibs)."""
-    package = Path(np.__file__).resolve().parent
-    found = [*(package.parent / "numpy.libs").glob("*openblas*")]
-    found += [*(package / ".dylibs").glob("*openblas*")]
-    for path in sorted(found):
-        try:
-            lib = ctypes.CDLL(str(path))  # already loaded by numpy: the same handle
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and put is not None:
-                    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
-                    return _bound(get, put)
-    return None
-
-
-def _bound(get: Any, put: Any) -> _Controls:
-    return (lambda: int(get()), lambda n: put(n))
+def _find_openblas() -> Controls | None:
+    """numpy's bundled OpenBLAS and its thread calls (gitmem.blas finds it)."""
+    lib = openblas()
+    return None if lib is None else lib.controls()
