@@ -9,6 +9,11 @@ imported only to distil or build a model, and to load a folder the fast reader d
 understand. This is the only gitmem module that imports model2vec, tokenizers and
 huggingface_hub; they and numpy are imported on first use (and what only building a model
 needs), so importing this module and calling `locate` or `fingerprint` stay cheap.
+
+A recall needs one vector, its query's, and importing numpy costs it 110-200 ms: `query_encoder`
+computes that vector with the standard library alone, for the plain layouts it reads exactly.
+Every embedder's `encode_query` computes it with the same arithmetic (`_unit_mean`), so the
+full CLI and gitmem.quickrecall score bit for bit alike.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import hashlib
 import json
 import math
 import mmap
+import operator
 import re
-from collections.abc import Sequence
+import struct
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
@@ -37,6 +45,7 @@ __all__ = [
     "Embedder",
     "ModelInfo",
     "ModelUnavailable",
+    "QueryEncoder",
     "Vectors",
     "build_tiny_model",
     "chunks",
@@ -44,6 +53,7 @@ __all__ = [
     "fingerprint",
     "load",
     "locate",
+    "query_encoder",
 ]
 
 Vectors: TypeAlias = "np.ndarray[Any, np.dtype[np.float32]]"
@@ -74,8 +84,12 @@ _MODEL_FILES = [
 _MAX_LENGTH = 512
 _WIDE = 64  # batches at least this large: a word cache for tokens, a float32 matrix to pool
 _BATCH = 256  # texts encoded at once: bounds the (texts, tokens, dim) array the mean is taken of
-# Safetensors dtype names, and numpy's for them.
+# Safetensors dtype names, and numpy's for them (whose last digit is the item's size).
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I8": "i1"}
+# The matrix types `query_encoder` reads, and struct's codes for them. float16 is exact too:
+# struct widens it to float exactly, and `_unit_mean` rounds the mean to float16 as numpy does.
+_QUERY_DTYPES = {"F32": "f", "F16": "e"}
+_HALF = {"float32": False, "float16": True}  # the same by numpy's names: is it float16?
 # The last fingerprint of each folder, with the identity of its files then.
 _STAMPS: dict[Path, tuple[tuple[tuple[int, int, int], ...], str]] = {}
 
@@ -105,6 +119,11 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> Vectors:
         """float32, shape (len(texts), info.dim), rows of length 1 (a text with no known token
         stays a zero row)."""
+        ...
+
+    def encode_query(self, text: str) -> array[float]:
+        """One text's vector as `QueryEncoder.encode_query` computes it, bit for bit, for the
+        models it reads (else ``encode([text])[0]``); within 1e-6 of that either way."""
         ...
 
 
@@ -327,12 +346,29 @@ def _read(layout: _Layout) -> _Parts | None:
     return _Parts(tokenizer, matrix, weights, mapping, max_length)
 
 
+class _Tensor(NamedTuple):
+    dtype: str  # the safetensors name: "F32", "F16", ...
+    shape: tuple[int, ...]
+    start: int  # where its data starts in the file
+    items: int  # how many numbers it holds
+
+
 def _safetensors(path: Path) -> dict[str, np.ndarray[Any, Any]]:
     """The tensors in a safetensors file as read-only arrays over a memory map of it, so a row
-    is read from disk only when a text uses it. The format: an 8-byte little-endian header
-    length, a JSON header giving each tensor's dtype, shape and data_offsets, then the data."""
+    is read from disk only when a text uses it."""
     import numpy as np
 
+    data, header = _mapped(path)
+    return {
+        name: np.frombuffer(data, _DTYPES[t.dtype], t.items, t.start).reshape(t.shape)
+        for name, t in header.items()
+    }
+
+
+def _mapped(path: Path) -> tuple[mmap.mmap, dict[str, _Tensor]]:
+    """A memory map of a safetensors file and where its tensors are in it. The format: an
+    8-byte little-endian header length, a JSON header giving each tensor's dtype, shape and
+    data_offsets, then the data. Raises OSError, ValueError, KeyError or TypeError."""
     with path.open("rb") as file:
         data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     length = int.from_bytes(data[:8], "little")
@@ -343,14 +379,14 @@ def _safetensors(path: Path) -> dict[str, np.ndarray[Any, Any]]:
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        dtype = np.dtype(_DTYPES[entry["dtype"]])
-        shape = [int(n) for n in entry["shape"]]
+        size = int(_DTYPES[entry["dtype"]][-1])
+        shape = tuple(int(n) for n in entry["shape"])
         start, end = (8 + length + int(n) for n in entry["data_offsets"])
         count = math.prod(shape)
-        if not 8 + length <= start <= end <= len(data) or end - start != count * dtype.itemsize:
+        if not 8 + length <= start <= end <= len(data) or end - start != count * size:
             raise ValueError(f"{path}: tensor {name} does not fit its data_offsets")
-        tensors[name] = np.frombuffer(data, dtype, count, start).reshape(shape)
-    return tensors
+        tensors[name] = _Tensor(entry["dtype"], shape, start, count)
+    return data, tensors
 
 
 class _FastEmbedder:
@@ -359,16 +395,8 @@ class _FastEmbedder:
 
     def __init__(self, info: ModelInfo, parts: _Parts) -> None:
         self.info = info
-        self._tokenizer, self._matrix, self._weights, self._mapping, self._max_length = parts
-        # Whatever tokenizer.json says, model2vec never pads and truncates at its max_length.
-        self._tokenizer.no_padding()
-        if self._max_length is None:
-            self._tokenizer.no_truncation()
-        else:
-            self._tokenizer.enable_truncation(self._max_length)
-        self._unk = _unk_id(self._tokenizer)
-        self._words: WordCache | bool | None = False  # made on the first large batch
-        self._median: int | None = None  # the median token length, found on first need
+        self._tokenizer, self._matrix, self._weights, self._mapping, max_length = parts
+        self._tokens = _Tokens(self._tokenizer, max_length)
         self._wide: np.ndarray[Any, Any] | None = None  # float32 copy of a float16 matrix
 
     def encode(self, texts: Sequence[str]) -> Vectors:
@@ -377,35 +405,17 @@ class _FastEmbedder:
         _refuse_one_str(texts)
         out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
         for start in range(0, len(texts), _BATCH):
-            out[start : start + _BATCH] = self._mean(self._ids(texts[start : start + _BATCH]))
+            out[start : start + _BATCH] = self._mean(
+                self._tokens.ids(texts[start : start + _BATCH])
+            )
         return _unit_rows(out)
 
-    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
-        if self._max_length is not None and any(len(t) > self._max_length for t in texts):
-            # model2vec first cuts a text to max_length × the median token length characters.
-            # The median is at least 1 (_read asks for 3 tokens or more, and only one can be
-            # empty), so a text of max_length characters or fewer is never cut.
-            if self._median is None:
-                lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
-                self._median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) // 2
-            texts = [text[: self._max_length * self._median] for text in texts]
-        words = self._word_cache() if len(texts) >= _WIDE else None
-        found = [None if words is None else words.ids(t) for t in texts]
-        rest = [i for i, ids in enumerate(found) if ids is None]
-        if rest:
-            encodings = self._tokenizer.encode_batch_fast(
-                [texts[i] for i in rest], add_special_tokens=False
-            )
-            for i, encoding in zip(rest, encodings, strict=True):
-                found[i] = encoding.ids
-        return [[i for i in ids or () if i != self._unk] for ids in found]
-
-    def _word_cache(self) -> WordCache | None:
-        """Index builds tokenize through a per-word cache (gitmem.wordpiece); a query or a
-        small batch goes to the tokenizer directly."""
-        if self._words is False:
-            self._words = WordCache.for_tokenizer(self._tokenizer, self._max_length)
-        return self._words if isinstance(self._words, WordCache) else None
+    def encode_query(self, text: str) -> array[float]:
+        dtype = self._matrix.dtype.name
+        if self._mapping is not None or self._weights is not None or dtype not in _HALF:
+            return array("f", self.encode([text])[0].tolist())
+        rows = (self._matrix[i].tolist() for i in self._tokens.ids([text])[0])
+        return _unit_mean(rows, self.info.dim, half=_HALF[dtype])
 
     def _wide_matrix(self) -> np.ndarray[Any, Any]:
         import numpy as np
@@ -450,6 +460,52 @@ class _FastEmbedder:
         return out
 
 
+class _Tokens:
+    """A text's token ids as model2vec finds them, for the full embedder and `QueryEncoder`
+    alike: no padding, truncation at max_length tokens after cutting the text to max_length ×
+    the median token length characters, and the unknown token dropped."""
+
+    def __init__(self, tokenizer: Tokenizer | LazyTokenizer, max_length: int | None) -> None:
+        self._tokenizer = tokenizer
+        self._max_length = max_length
+        # Whatever tokenizer.json says, model2vec never pads and truncates at its max_length.
+        tokenizer.no_padding()
+        if max_length is None:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(max_length)
+        self._unk = _unk_id(tokenizer)
+        self._words: WordCache | bool | None = False  # made on the first large batch
+        self._median: int | None = None  # the median token length, found on first need
+
+    def ids(self, texts: Sequence[str]) -> list[list[int]]:
+        if self._max_length is not None and any(len(t) > self._max_length for t in texts):
+            # model2vec first cuts a text to max_length × the median token length characters.
+            # The median is at least 1 (_read asks for 3 tokens or more, and only one can be
+            # empty), so a text of max_length characters or fewer is never cut.
+            if self._median is None:
+                lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
+                self._median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) // 2
+            texts = [text[: self._max_length * self._median] for text in texts]
+        words = self._word_cache() if len(texts) >= _WIDE else None
+        found = [None if words is None else words.ids(t) for t in texts]
+        rest = [i for i, ids in enumerate(found) if ids is None]
+        if rest:
+            encodings = self._tokenizer.encode_batch_fast(
+                [texts[i] for i in rest], add_special_tokens=False
+            )
+            for i, encoding in zip(rest, encodings, strict=True):
+                found[i] = encoding.ids
+        return [[i for i in ids or () if i != self._unk] for ids in found]
+
+    def _word_cache(self) -> WordCache | None:
+        """Index builds tokenize through a per-word cache (gitmem.wordpiece); a query or a
+        small batch goes to the tokenizer directly."""
+        if self._words is False:
+            self._words = WordCache.for_tokenizer(self._tokenizer, self._max_length)
+        return self._words if isinstance(self._words, WordCache) else None
+
+
 def _unk_id(tokenizer: Tokenizer | LazyTokenizer) -> int | None:
     """The unknown token's id, which model2vec drops from every text (as its loader finds it)."""
     model = tokenizer.model
@@ -479,6 +535,9 @@ class _StaticEmbedder:
         )
         return _unit_rows(np.array(raw, dtype=np.float32, ndmin=2))
 
+    def encode_query(self, text: str) -> array[float]:
+        return array("f", self.encode([text])[0].tolist())
+
 
 def _read_with_model2vec(spec: str, folder: Path) -> StaticModel:
     from model2vec import StaticModel
@@ -504,6 +563,96 @@ def _unit_rows(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     np.divide(vectors, norms, out=vectors, where=norms > 0)
     return vectors
+
+
+def _unit_mean(rows: Iterable[Sequence[float]], dim: int, *, half: bool = False) -> array[float]:
+    """The mean of a text's token rows scaled to length 1: the one arithmetic every query's
+    vector is computed with, so that any two paths score alike bit for bit. The rows are added
+    one after the other in float32 (a float64 sum of two float32 numbers rounded to float32 is
+    their exact float32 sum), divided by their count in float32 (likewise exact), rounded to
+    float16 when ``half`` (model2vec's mean of a float16 matrix is float16), and each component
+    divided by the square root of the correctly rounded (math.fsum) float64 sum of their
+    squares, then rounded to float32. No rows, or a zero mean, give zeros."""
+    total = array("f", bytes(4 * dim))
+    count = 0
+    for row in rows:
+        total = array("f", map(operator.add, total, row))
+        count += 1
+    if count == 0:
+        return total
+    mean = array("f", [x / count for x in total])
+    if half:  # struct rounds to float16 to nearest, ties to even, as numpy does
+        mean = array("f", struct.unpack(f"<{dim}e", struct.pack(f"<{dim}e", *mean)))
+    norm = math.sqrt(math.fsum(x * x for x in mean))
+    return array("f", [x / norm for x in mean]) if norm > 0 else mean
+
+
+class QueryEncoder:
+    """A query's vector from a model folder with the standard library alone: the tokenizer
+    through gitmem.lazytokenizer, the matrix's rows unpacked from a memory map of it."""
+
+    def __init__(self, info: ModelInfo, tokens: _Tokens, data: mmap.mmap, matrix: _Tensor) -> None:
+        self.info = info
+        self._tokens = tokens
+        self._data = data
+        self._start = matrix.start
+        self._row = struct.Struct(f"<{info.dim}{_QUERY_DTYPES[matrix.dtype]}")
+        self._half = matrix.dtype == "F16"
+
+    @property
+    def dim(self) -> int:
+        return self.info.dim
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.info.path)
+
+    def encode_query(self, text: str) -> array[float]:
+        """``text``'s vector, bit for bit what the full embedder's `encode_query` gives."""
+        size, data, start = self._row.size, self._data, self._start
+        rows = (self._row.unpack_from(data, start + i * size) for i in self._tokens.ids([text])[0])
+        return _unit_mean(rows, self.info.dim, half=self._half)
+
+
+def query_encoder(folder: Path) -> QueryEncoder | None:
+    """The `QueryEncoder` of the model in ``folder``, with the `ModelInfo` `load` would give it,
+    or None for anything but a layout it computes exactly (a float32 or float16 matrix, with
+    neither weights nor a token mapping, that `_read` would read) and for a folder it cannot
+    read: `load` then reads the model, or says what is wrong with it."""
+    folder = folder.absolute()
+    layout = _layout(folder)
+    if layout is None:
+        return None
+    try:
+        config = json.loads(layout.config.read_bytes())
+        data, tensors = _mapped(layout.matrix)
+        stamp = _known_fingerprint(folder)
+    except (OSError, ValueError, KeyError, TypeError, ModelUnavailable):
+        return None
+    matrix = tensors.pop(layout.tensor, None)
+    max_length = config.get("max_length", _MAX_LENGTH) if isinstance(config, dict) else None
+    if not (
+        matrix is not None
+        and not tensors  # no weights, no mapping, nothing else
+        and isinstance(config, dict)
+        and config.get("pooling", "mean") == "mean"
+        and (max_length is None or (type(max_length) is int and max_length > 0))
+        and matrix.dtype in _QUERY_DTYPES
+        and len(matrix.shape) == 2
+    ):
+        return None
+    try:
+        lazy = LazyTokenizer.read(layout.tokenizer, lambda: _tokenizer(layout.tokenizer))
+        tokenizer = lazy if lazy is not None else _tokenizer(layout.tokenizer)
+        tokens = _Tokens(tokenizer, max_length)
+        size = tokenizer.get_vocab_size()
+    except Exception:  # what a damaged tokenizer.json raises, tokenizers' bare Exception too
+        return None
+    # At least 3 tokens, so that the median token length is at least 1: see _Tokens.ids.
+    if matrix.shape[0] != size or size < 3:
+        return None
+    info = ModelInfo(folder.resolve().name, matrix.shape[1], str(folder), stamp)
+    return QueryEncoder(info, tokens, data, matrix)
 
 
 def chunks(text: str, *, max_words: int = 200, overlap: int = 40) -> list[str]:

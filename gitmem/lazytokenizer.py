@@ -133,7 +133,9 @@ class LazyTokenizer:
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
         if self._real is not None:
             return self._real.get_vocab_size(with_added_tokens)  # type: ignore[no-any-return]
-        return len(self._vocab.keys() | self._added.keys() if with_added_tokens else self._vocab)
+        # Counted, not a union of the key sets: a set of 30k words costs a recall ~3 ms.
+        extra = sum(t not in self._vocab for t in self._added) if with_added_tokens else 0
+        return len(self._vocab) + extra
 
     @property
     def model(self) -> Any:

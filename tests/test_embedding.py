@@ -847,3 +847,25 @@ def test_chunks_count_words_across_every_unicode_space() -> None:
     for space in spaces:
         assert chunks(space.join(["w"] * 200)) == [space.join(["w"] * 200)]
         assert len(chunks(space.join(["w"] * 201))) == 2
+
+
+@pytest.mark.parametrize("variant", list(_variants()))
+def test_query_vectors_of_every_layout(variants: Path, variant: str) -> None:
+    """encode_query is encode's vector within 1e-6 for every layout, and where
+    embedding.query_encoder reads the folder (no weights, no mapping, float32 or float16) it
+    gives the same bits without numpy (tests/test_queryvec.py tests it further)."""
+    folder = variants / variant
+    model, encoder = load(str(folder)), embedding.query_encoder(folder)
+    assert model is not None
+    other = (
+        "int8",
+        "weights",
+        "mapping",
+        "weights and mapping",
+        "float16 with weights and mapping",
+    )
+    assert (encoder is None) == (variant in other)
+    for text in TEXTS:
+        vector = model.encode_query(text)
+        np.testing.assert_allclose(vector, model.encode([text])[0], rtol=0, atol=1e-6)
+        assert encoder is None or encoder.encode_query(text) == vector
