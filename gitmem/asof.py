@@ -252,12 +252,12 @@ class PastIndex:
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:
             return None
-        from gitmem.vectors import Ranking, normalise
+        from gitmem.vectors import Ranking, query_row
 
         _, subset = self._allowed(flt, rows=True)
         matrix = self.timeline.matrix()
         _, owner = self.timeline.vector_rows()
-        q = normalise(self.model.get().encode([query]))
+        q = query_row(self.model.encode_query(query))
         ids = self.view.by_blob
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
         want = n + n // 2

@@ -14,6 +14,7 @@ import math
 import os
 import queue
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -226,10 +227,12 @@ def _keyword_then_help(
     """The keyword half, then this thread's share of the semantic half's product (the longer
     of the two at scale: gitmem.vectors), the one the thread `recalling` runs."""
     keyword = _keyword(index, query, depth, options)
-    from gitmem.vectors import help_products  # numpy: loaded by now for the semantic half
-
-    with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
-        help_products(recalling)
+    # Only a product of gitmem.vectors takes helpers; a process that never loaded it (and
+    # numpy) ranks without them (gitmem.literank).
+    vectors = sys.modules.get("gitmem.vectors")
+    if vectors is not None:
+        with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
+            vectors.help_products(recalling)
     return keyword
 
 

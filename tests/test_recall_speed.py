@@ -24,7 +24,7 @@ from gitmem.catalog import Catalog, Entry, Filter
 from gitmem.index import Index
 from gitmem.recall import Options, recall
 from gitmem.store import Store as PlainStore
-from gitmem.vectors import VectorFile, normalise, top_rows
+from gitmem.vectors import VectorFile, normalise, query_row, top_rows
 
 WORDS = (
     "cache index commit deploy retry webhook postgres redis session token queue worker schema "
@@ -103,7 +103,7 @@ def opened(store: Store) -> tuple[Catalog, Any]:
 def query_vector(store: Store, query: str) -> Any:
     ref = store.model()
     assert ref is not None
-    return normalise(ref.get().encode([query]))
+    return query_row(ref.encode_query(query)).reshape(1, -1)  # as Index.semantic makes it
 
 
 def as_before(store: Store, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:

@@ -72,7 +72,7 @@ def test_keys_are_never_reused(edited: Store) -> None:
     never another record."""
     catalog = catalog_of(edited)
     try:
-        seen = {int(k) for k, in catalog._db.execute("SELECT rowid FROM records")}
+        seen = {int(k) for (k,) in catalog._db.execute("SELECT rowid FROM records")}
         before = int(catalog.meta("next_key") or 0)
     finally:
         catalog.close()
@@ -82,7 +82,7 @@ def test_keys_are_never_reused(edited: Store) -> None:
     answers(edited)
     catalog = catalog_of(edited)
     try:
-        after = {int(k) for k, in catalog._db.execute("SELECT rowid FROM records")}
+        after = {int(k) for (k,) in catalog._db.execute("SELECT rowid FROM records")}
         assert int(catalog.meta("next_key") or 0) > before
     finally:
         catalog.close()
