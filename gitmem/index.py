@@ -114,6 +114,11 @@ class IndexedStore(Protocol):
 class Index:
     """Every search first calls `ensure_current`."""
 
+    # Whether the semantic half may rank without numpy while numpy is not loaded: for a
+    # process that recalls once (gitmem.quickrecall). numpy's path is faster per query, so
+    # a process that recalls again and again (the API, an MCP server) pays the import once.
+    rank_without_numpy = False
+
     def __init__(self, store: IndexedStore, model: ModelRef | None) -> None:
         self.store = store
         self.model = model
@@ -462,7 +467,7 @@ class Index:
         if self.model is None:
             return None
         assert self._catalog is not None
-        if flt.status_only and "numpy" not in sys.modules:
+        if self.rank_without_numpy and flt.status_only and "numpy" not in sys.modules:
             found = self._semantic_without_numpy(query, n, flt)
             if found is not None:
                 return found
@@ -491,8 +496,8 @@ class Index:
     ) -> list[tuple[str, float]] | None:
         """The semantic half as `semantic` computes it, bit for bit, through gitmem.literank
         (ctypes over numpy's own OpenBLAS) and the row facts' stdlib arrays: importing numpy
-        is ~110-200 ms of a `gitmem recall` process, a third of its budget. Taken only where
-        numpy is not loaded yet (once it is, its partition picks the top rows faster); None
+        is ~110-200 ms of a `gitmem recall` process, a third of its budget. Taken only by an
+        index that recalls once (`rank_without_numpy`) while numpy is not loaded; None
         where it cannot answer (no such BLAS, no row facts, a model it cannot read without
         numpy, a damaged vector file): then numpy's path answers."""
         assert self._catalog is not None and self.model is not None

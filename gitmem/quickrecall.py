@@ -191,6 +191,10 @@ def _current_index(tip: _Tip, model: ModelRef | None) -> Index:
     from gitmem.index import Index
 
     class CurrentIndex(Index):
+        # One recall, then the process ends: ranking without numpy spares its import
+        # (Index._semantic_without_numpy), which a long-lived process would rather pay once.
+        rank_without_numpy = True
+
         def ensure_current(self, progress: Progress | None = None) -> None:
             if not self.current():
                 raise _Declined  # HEAD moved since the check in _search

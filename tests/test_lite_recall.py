@@ -100,3 +100,22 @@ def test_a_recall_process_answers_alike_with_numpy_and_without(
     with_numpy, loaded = quick(searchable, "numpy", *args, *now)
     assert loaded
     assert without == with_numpy
+
+
+def test_a_process_that_recalls_through_the_api_takes_numpys_path(
+    searchable: Path,  # noqa: F811
+) -> None:
+    """numpy's path is the faster one per query: a long-lived process pays its import once
+    rather than ranking without it at every recall."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from gitmem.api import Store\n"
+        "assert Store.open(Path(sys.argv[1])).recall('webhook retry').hits\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(searchable)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
