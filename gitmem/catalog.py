@@ -24,11 +24,13 @@ from gitmem.record import Record
 
 __all__ = [
     "SCHEMA_VERSION",
+    "VECTORS",
     "Catalog",
     "CatalogCorrupt",
     "Entry",
     "Filter",
     "RowFacts",
+    "StoredFacts",
     "entry_from_row",
     "entry_row",
 ]
@@ -36,6 +38,8 @@ __all__ = [
 SCHEMA_VERSION = "1"
 _SEP = "\x1f"
 _GONE = "superseded"  # the status Filter leaves out unless asked (see RowFacts)
+_STAMP = "stamp"  # the row_facts part that says what they were written for (Catalog._stamp)
+VECTORS = "vectors.f32"  # the vector file's name until a compaction names another
 _FACT_TYPES = {"key": "q", "updated": "q", "weight": "d", "superseded": "b"}  # array typecodes
 
 _TABLES = """
@@ -211,6 +215,15 @@ class RowFacts:
         return fresh
 
 
+class StoredFacts(NamedTuple):
+    """Row facts as a reader finds them: for the vector file `vectors` (a name in the index
+    directory), whose first `rows` rows the catalog knows."""
+
+    facts: RowFacts
+    vectors: str
+    rows: int
+
+
 class Catalog:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         if not create and not path.exists():
@@ -262,8 +275,8 @@ class Catalog:
                 facts.kill(row)
             db.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in gone])
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in gone])
-            # Keys are never reused, so a reader that sees newer tables than row facts finds
-            # no record for a stale key rather than another record.
+            # This version never reuses a key, so a reader that sees newer tables than row
+            # facts finds no record for a stale key rather than another record.
             first = self._next_key()
             db.executemany(
                 "INSERT INTO records (rowid, id, path, blob, type, title, abstract, tags, agent,"
@@ -289,16 +302,16 @@ class Catalog:
             raise
 
     def _next_key(self) -> int:
-        stored = self.meta("next_key")
-        if stored is not None:
-            return int(stored)
+        """Past every key given out, and past every rowid (an older gitmem, writing to this
+        catalog, takes rowids of its own and never moves next_key)."""
+        stored = int(self.meta("next_key") or 0)
         top = self._db.execute("SELECT max(rowid) FROM records").fetchone()[0]
-        return 0 if top is None else int(top) + 1
+        return max(stored, 0 if top is None else int(top) + 1)
 
     def _facts_to_write(self) -> RowFacts:
         """Inside a write transaction: the stored row facts, or (a catalog written before
         they existed, or damaged ones) the facts the tables say."""
-        stored = self.row_facts()
+        stored = self._stored_facts()
         if stored is None or len(stored) < self.next_row():
             return self.computed_facts()
         return stored
@@ -307,10 +320,30 @@ class Catalog:
         self._db.execute(  # a catalog written before row facts existed lacks the table
             "CREATE TABLE IF NOT EXISTS row_facts (part TEXT PRIMARY KEY, data BLOB NOT NULL)"
         )
+        parts = {**facts.to_bytes(), _STAMP: self._stamp().encode()}
         self._db.executemany(
-            "INSERT OR REPLACE INTO row_facts (part, data) VALUES (?, ?)",
-            list(facts.to_bytes().items()),
+            "INSERT OR REPLACE INTO row_facts (part, data) VALUES (?, ?)", list(parts.items())
         )
+
+    def _stamp(self) -> str:
+        """What row facts are written for: the commit and the vector file as the catalog
+        names them in the same transaction. An older gitmem writing to this catalog moves
+        one or the other without rewriting the facts, which are then not trusted."""
+        return f"{self.meta('commit') or ''}{_SEP}{self.meta('vectors') or VECTORS}"
+
+    def _stored_facts(self) -> RowFacts | None:
+        try:
+            found = {
+                str(name): bytes(data)
+                for name, data in self._db.execute("SELECT part, data FROM row_facts")
+            }
+        except sqlite3.OperationalError:  # no such table: written by an older gitmem
+            return None
+        except sqlite3.DatabaseError as exc:
+            raise CatalogCorrupt(str(exc)) from exc
+        if found.pop(_STAMP, b"").decode(errors="replace") != self._stamp():
+            return None
+        return RowFacts.from_bytes(found)
 
     def computed_facts(self) -> RowFacts:
         """The row facts as the tables state them (what the stored ones must equal)."""
@@ -328,16 +361,21 @@ class Catalog:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def row_facts(self) -> RowFacts | None:
-        """The stored row facts; None when there are none (a catalog from before them) or
-        they are damaged."""
+    def row_facts(self) -> StoredFacts | None:
+        """The stored row facts, with the vector file they describe and the catalog's row
+        count, read in one transaction (another process's compaction renumbers rows into a
+        new file); None when there are none (a catalog from before them), they are damaged,
+        or they were not written for the catalog's commit and vector file."""
         try:
-            found = self._db.execute("SELECT part, data FROM row_facts").fetchall()
-        except sqlite3.OperationalError:  # no such table: written by an older gitmem
-            return None
+            self._db.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(str(exc)) from exc
-        return RowFacts.from_bytes({str(name): bytes(data) for name, data in found})
+        try:
+            facts = self._stored_facts()
+            vectors, rows = self.meta("vectors") or VECTORS, self.next_row()
+        finally:
+            self._db.execute("COMMIT")
+        return None if facts is None else StoredFacts(facts, vectors, rows)
 
     def ids_of(self, keys: Iterable[int]) -> dict[int, str]:
         """Record id of each key (a records rowid) that is still there."""
@@ -406,8 +444,8 @@ class Catalog:
                 "UPDATE chunks SET row = ? WHERE row = ?",
                 [(new, -old - 1) for old, new in mapping.items()],
             )
-            self._store_facts(facts.renumbered(mapping))
             self.set_meta(meta)
+            self._store_facts(facts.renumbered(mapping))  # stamped with the new file's name
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from gitmem.catalog import Catalog, CatalogCorrupt, Entry, Filter, RowFacts
+from gitmem.catalog import VECTORS, Catalog, CatalogCorrupt, Entry, Filter, RowFacts, StoredFacts
 from gitmem.errors import GitmemError
 from gitmem.lock import cache_lock
 from gitmem.textindex import TextIndex, TextIndexCorrupt
@@ -136,7 +136,8 @@ class Index:
         # which recall's decay needs and the entry cache would otherwise fetch.
         self._scoring_cache: dict[str, tuple[int, float]] = {}
         self._rows: Any = None  # the row facts as arrays (vectors.RowArrays), with the matrix
-        self._facts: RowFacts | bool | None = False  # ... as stdlib arrays (False: not read)
+        self._facts: StoredFacts | bool | None = False  # ... as stdlib arrays (False: not read)
+        self._matrix_name = ""  # the vector file mapped as _matrix
         self._loaded_generation = -1
         self._matrix: Any = None
         self._matrix_key: tuple[int, ...] | None = None
@@ -415,7 +416,7 @@ class Index:
             return None
         from gitmem.vectors import VectorFile
 
-        name = "vectors.f32"
+        name = VECTORS
         if root is None and self._catalog is not None:
             name = self._catalog.meta("vectors") or name
         return VectorFile((root or self.root) / name, self.model.dim)
@@ -505,14 +506,16 @@ class Index:
 
         if not literank.available():
             return None
-        facts = self._lite_facts()
-        path = self.root / (self._catalog.meta("vectors") or "vectors.f32")
+        stored = self._lite_facts()
+        if stored is None:
+            return None
+        facts, path = stored.facts, self.root / stored.vectors  # the file they describe
         try:
             dim = self.model.dim
-            rows = min(path.stat().st_size // (dim * 4), self._catalog.next_row())
+            rows = min(path.stat().st_size // (dim * 4), stored.rows)  # as _vector_matrix
         except OSError:
             return None
-        if facts is None or len(facts) < rows:
+        if len(facts) < rows:
             return None
         key, superseded = facts.parts["key"], facts.parts["superseded"]
         hide = literank.hidden_rows(key, superseded, rows, flt.include_superseded)
@@ -522,12 +525,12 @@ class Index:
         except literank.Unranked:
             return None
 
-    def _lite_facts(self) -> RowFacts | None:
+    def _lite_facts(self) -> StoredFacts | None:
         """The catalog's row facts, read once per commit seen (as `_row_arrays`)."""
         assert self._catalog is not None
         if self._facts is False:
             self._facts = self._catalog.row_facts()
-        return self._facts if isinstance(self._facts, RowFacts) else None
+        return self._facts if isinstance(self._facts, StoredFacts) else None
 
     def _best_records(self, ranking: Any, rows: Any, n: int) -> list[tuple[str, float]]:
         """The top `n` records by their best row, when `ranking` holds only rows the filter
@@ -567,9 +570,11 @@ class Index:
         if self._rows is None:
             from gitmem.vectors import RowArrays
 
-            facts = self._catalog.row_facts()
+            stored = self._catalog.row_facts()
             rows = self._matrix.shape[0]
-            self._rows = False if facts is None else (RowArrays.of(facts.parts, rows) or False)
+            self._rows = False
+            if stored is not None and stored.vectors == self._matrix_name:  # the mapped file's
+                self._rows = RowArrays.of(stored.facts.parts, rows) or False
         return self._rows or None
 
     def _best_chunks(self, pairs: list[tuple[int, float]], n: int, flt: Filter) -> dict[str, float]:
@@ -639,6 +644,7 @@ class Index:
             key = (rows, 0, 0)
         if key != self._matrix_key:
             self._matrix, self._matrix_key = vectors.matrix(rows), key
+            self._matrix_name = vectors.path.name
             # Another process's compaction renumbers rows into a new file under the same stamp.
             self._owner_cache.clear()
             self._rows, self._facts = None, False

@@ -40,7 +40,8 @@ def catalog_of(store: Store) -> Catalog:
 def stored_and_computed(store: Store) -> tuple[RowFacts | None, RowFacts]:
     catalog = catalog_of(store)
     try:
-        return catalog.row_facts(), catalog.computed_facts()
+        stored = catalog.row_facts()
+        return (None if stored is None else stored.facts), catalog.computed_facts()
     finally:
         catalog.close()
 
@@ -151,8 +152,9 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
     before = answers(edited)
     path = edited.cache_dir / "index" / "catalog.sqlite"
     with sqlite3.connect(path) as db:
-        if damage == "short-part":  # fewer rows than the vector file has
-            db.execute("UPDATE row_facts SET data = substr(data, 1, 8)")
+        if damage == "short-part":  # whole and alike, but fewer rows than the vector file has
+            db.execute("UPDATE row_facts SET data = substr(data, 1, 16) WHERE part != 'stamp'")
+            db.execute("UPDATE row_facts SET data = substr(data, 1, 2) WHERE part = 'superseded'")
         elif damage == "missing-part":
             db.execute("DELETE FROM row_facts WHERE part = 'weight'")
         else:  # bytes that are no whole number of items
@@ -163,3 +165,50 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
     assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
     stored, computed = stored_and_computed(other)
     assert stored is not None and stored.parts == computed.parts
+
+
+def write_as_an_older_gitmem(store: Store, sql: list[str]) -> None:
+    """Statements on the catalog as a gitmem from before row facts makes them: it moves the
+    commit stamp (or the vector file's name), takes rowids of its own, and leaves the row
+    facts and next_key as they were."""
+    with sqlite3.connect(store.cache_dir / "index" / "catalog.sqlite") as db:
+        for statement in sql:
+            db.execute(statement)
+
+
+@pytest.mark.parametrize("what", ["update", "compaction"])
+def test_facts_an_older_gitmem_left_behind_are_not_trusted(
+    edited: Store,
+    tiny_model_dir: Path,  # noqa: F811
+    what: str,
+) -> None:
+    before = answers(edited)
+    if what == "update":  # a record rewritten at a new rowid, the stamp moved
+        write_as_an_older_gitmem(
+            edited,
+            [
+                "UPDATE records SET rowid = (SELECT max(rowid) + 1 FROM records)"
+                " WHERE rowid = (SELECT min(rowid) FROM records)",
+                "UPDATE meta SET value = 'moved-' || value WHERE key = 'commit'",
+            ],
+        )
+    else:  # rows renumbered under the same stamp, the vector file renamed
+        write_as_an_older_gitmem(
+            edited, ["INSERT OR REPLACE INTO meta VALUES ('vectors', 'vectors-elsewhere.f32')"]
+        )
+    catalog = catalog_of(edited)
+    try:
+        assert catalog.row_facts() is None  # written for another commit or file
+        assert catalog._facts_to_write().parts == catalog.computed_facts().parts
+        assert catalog._next_key() > max(
+            k for (k,) in catalog._db.execute("SELECT rowid FROM records")
+        )
+    finally:
+        catalog.close()
+    if what == "update":  # the catalog's own stamp is HEAD's no more: the index catches up
+        other = reopened(edited.root, tiny_model_dir)
+        assert answers(other) == before
+        other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+        assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+        stored, computed = stored_and_computed(other)
+        assert stored is not None and stored.parts == computed.parts
