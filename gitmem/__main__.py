@@ -115,12 +115,14 @@ def main() -> None:
             # The timeout changes only how they wait: results are bit for bit the same
             # (tests/test_quickrecall).
             os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-            # And a quick path computes every product on one BLAS thread anyway
-            # (gitmem.vectors): one thread from the start spares numpy's import OpenBLAS's
-            # start of the others, ~65 ms of a recall process here (measured). Results are
-            # the same bit for bit; a user's own setting is kept; worker processes of an index
-            # build this process may start inherit it (one thread each, as they should be).
-            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+            # And a recall computes every product on one BLAS thread anyway (gitmem.vectors,
+            # gitmem.literank): one thread from the start spares loading OpenBLAS the start
+            # of the others. Results are the same bit for bit; a user's own setting is kept;
+            # worker processes of an index build this process may start inherit it (one
+            # thread each, as they should be). Not for `record`, whose children (an editor,
+            # git's hooks) are the user's.
+            if name == "recall":
+                os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
             module, function = QUICK_PATHS[name]
             code = getattr(importlib.import_module(module), function)(sys.argv[2:], os.environ)
         if code is None:

@@ -201,14 +201,20 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         weight = min(max(weight, 0.25), 4.0) ** options.weight_strength
         scored.append((-(base * decay * weight), rid, base, decay, weight))
     scored.sort()
-    chosen = scored[: options.limit]
-    entries = index.entries([rid for _, rid, _, _, _ in chosen])
-    hits = tuple(
-        _hit(entries[rid], -neg, k_rank.get(rid), s_rank.get(rid), base, decay, weight)
-        for neg, rid, base, decay, weight in chosen
-        if rid in entries  # gone since it was scored (another process's update): left out
-    )
-    return Result(hits, mode, tuple(notices))
+    hits: list[Hit] = []
+    taken = 0
+    while len(hits) < options.limit and taken < len(scored):
+        # Full entries only for the hits returned: more are asked only if one has gone
+        # since it was scored (another process's update).
+        chosen = scored[taken : taken + options.limit - len(hits)]
+        taken += len(chosen)
+        entries = index.entries([rid for _, rid, _, _, _ in chosen])
+        hits.extend(
+            _hit(entries[rid], -neg, k_rank.get(rid), s_rank.get(rid), base, decay, weight)
+            for neg, rid, base, decay, weight in chosen
+            if rid in entries
+        )
+    return Result(tuple(hits), mode, tuple(notices))
 
 
 def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tuple[str, float]]:

@@ -783,3 +783,21 @@ def test_a_child_forked_while_the_keyword_thread_is_busy_can_recall(big: Store) 
     release.set()
     blocker.result()
     assert child_code(pid, 60, "the forked child's recall hung") == 0
+
+
+class OneGone(Reference):
+    """A record that another process's update removed between scoring and display."""
+
+    gone = ""
+
+    def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
+        return {k: v for k, v in self.index.entries(ids).items() if k != self.gone}
+
+
+def test_a_hit_gone_since_it_was_scored_leaves_the_list_full(big: Store) -> None:
+    source = OneGone(big.index(), big)
+    full = recall(source, "webhook retry policy", Options(now=NOW, limit=5))
+    source.gone = full.hits[0].id
+    later = recall(source, "webhook retry policy", Options(now=NOW, limit=5))
+    assert [h.id for h in later.hits] == [h.id for h in full.hits[1:]] + [later.hits[-1].id]
+    assert len(later.hits) == 5 and source.gone not in {h.id for h in later.hits}
