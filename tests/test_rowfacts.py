@@ -46,6 +46,14 @@ def stored_and_computed(store: Store) -> tuple[RowFacts | None, RowFacts]:
         catalog.close()
 
 
+def assert_facts_rewritten_by_a_write(store: Store) -> None:
+    """After a new record and the catch-up it brings, the stored facts are the tables'."""
+    store.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+    assert store.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+    stored, computed = stored_and_computed(store)
+    assert stored is not None and stored.parts == computed.parts
+
+
 def test_row_facts_say_what_the_tables_say_after_every_kind_of_write(edited: Store) -> None:
     stored, computed = stored_and_computed(edited)
     assert stored is not None
@@ -137,10 +145,7 @@ def test_a_catalog_without_row_facts_answers_alike_and_gains_them_at_its_next_up
     old = reopened(edited.root, tiny_model_dir)
     assert answers(old) == before
     assert stored_and_computed(old)[0] is None
-    old.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
-    assert old.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
-    stored, computed = stored_and_computed(old)
-    assert stored is not None and stored.parts == computed.parts
+    assert_facts_rewritten_by_a_write(old)
 
 
 @pytest.mark.parametrize("damage", ["short-part", "missing-part", "ragged"])
@@ -161,10 +166,7 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
             db.execute("UPDATE row_facts SET data = data || x'00' WHERE part = 'key'")
     other = reopened(edited.root, tiny_model_dir)
     assert answers(other) == before
-    other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
-    assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
-    stored, computed = stored_and_computed(other)
-    assert stored is not None and stored.parts == computed.parts
+    assert_facts_rewritten_by_a_write(other)
 
 
 def write_as_an_older_gitmem(store: Store, sql: list[str]) -> None:
@@ -208,7 +210,4 @@ def test_facts_an_older_gitmem_left_behind_are_not_trusted(
     if what == "update":  # the catalog's own stamp is HEAD's no more: the index catches up
         other = reopened(edited.root, tiny_model_dir)
         assert answers(other) == before
-        other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
-        assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
-        stored, computed = stored_and_computed(other)
-        assert stored is not None and stored.parts == computed.parts
+        assert_facts_rewritten_by_a_write(other)
