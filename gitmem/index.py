@@ -537,6 +537,8 @@ class Index:
         admits: as _best_chunks, with the row facts instead of the catalog's rows."""
         assert self._catalog is not None
         want = n + n // 2
+        ids: dict[int, str] = {}
+        gone: set[int] = set()  # keys the catalog no longer has (another process's update)
         while True:
             pairs = ranking.top(want)
             best: dict[int, tuple[float, int]] = {}  # record key: (best score, its row)
@@ -545,16 +547,20 @@ class Index:
                 if cut is not None and score < cut:
                     break
                 key = int(rows.key[row])
-                if key not in best:
+                if key not in best and key not in gone:
                     best[key] = (score, row)
                     if len(best) == n:
                         cut = score
+            ids.update(self._catalog.ids_of([key for key in best if key not in ids]))
+            missing = {key for key in best if key not in ids}
+            if missing:  # counted toward n but not there: look again without them
+                gone |= missing
+                continue
             if len(best) >= n or len(pairs) < want:
                 break
             want *= 4
-        ids = self._catalog.ids_of(best)
         ranked = sorted(
-            ((ids[key], score, row) for key, (score, row) in best.items() if key in ids),
+            ((ids[key], score, row) for key, (score, row) in best.items()),
             key=lambda hit: (-hit[1], hit[0]),
         )[:n]
         if len(self._scoring_cache) > 200_000:

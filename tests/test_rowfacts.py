@@ -211,3 +211,23 @@ def test_facts_an_older_gitmem_left_behind_are_not_trusted(
         other = reopened(edited.root, tiny_model_dir)
         assert answers(other) == before
         assert_facts_rewritten_by_a_write(other)
+
+
+def test_a_key_gone_from_the_catalog_does_not_count_toward_n(
+    edited: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Row facts a moment older than the tables (another process's update in between) may
+    name a record that is gone: the semantic half looks further instead of returning less."""
+    index = edited.index()
+    full = index.semantic("webhook retry deliveries", 4, Filter())
+    assert full is not None and len(full) == 4
+    first = full[0][0]
+    real = Catalog.ids_of
+
+    def without_first(self: Catalog, keys: Any) -> dict[int, str]:
+        return {k: rid for k, rid in real(self, keys).items() if rid != first}
+
+    monkeypatch.setattr(Catalog, "ids_of", without_first)
+    later = index.semantic("webhook retry deliveries", 4, Filter())
+    assert later is not None and len(later) == 4 and first not in dict(later)
+    assert later[:3] == full[1:]
