@@ -259,20 +259,17 @@ def help_products(owner: int) -> None:
 # 0.84x and its CPU 0.7x (benchmarks/bench_recall.py, docs/benchmarks.md). And a product split
 # another way rounds differently in the last bit, so one thread also makes scores the same on
 # every machine, whatever its cores. The count is set only around gitmem's own products and
-# put back after the last of them leaves (a count under a lock: _Limit); a BLAS that is not a
-# known OpenBLAS (MKL, Accelerate) is left as it is. The count and its lock are gitmem.blas's
-# (THREAD_LIMIT): one per process, shared with gitmem.literank's products on the same library.
-
-_THREADS_LOCK = THREAD_LIMIT.lock  # by the names they had here (tests hold and read them)
-_Limit = THREAD_LIMIT
+# put back after the last of them leaves; a BLAS that is not a known OpenBLAS (MKL,
+# Accelerate) is left as it is. The count and its lock are gitmem.blas's (THREAD_LIMIT): one
+# per process, shared with gitmem.literank's products on the same library.
 
 
 def _fresh_lock() -> None:
-    """A child forked while another thread held a lock would wait on it forever, and the
-    products running in the parent's other threads are not running in the child (gitmem.blas,
-    whose handler runs first, gives the child a fresh thread lock and puts the count back)."""
-    global _THREADS_LOCK, _RUNNING_LOCK
-    _THREADS_LOCK, _RUNNING_LOCK = THREAD_LIMIT.lock, threading.Lock()
+    """A child forked while another thread held the lock would wait on it forever, and the
+    products running in the parent's other threads are not running in the child (gitmem.blas
+    gives the child a fresh thread lock and puts the count back itself)."""
+    global _RUNNING_LOCK
+    _RUNNING_LOCK = threading.Lock()
     _RUNNING.clear()
 
 

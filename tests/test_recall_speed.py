@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
+from gitmem import blas
 from gitmem.api import Store
 from gitmem.catalog import Catalog, Entry, Filter
 from gitmem.index import Index
@@ -366,7 +367,7 @@ def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
     with pytest.raises(KeyboardInterrupt):
         top_rows(matrix, matrix[0], 1)
     assert count == [2]
-    assert not vectors._THREADS_LOCK.locked()
+    assert not blas.THREAD_LIMIT.lock.locked()
 
 
 def child_code(pid: int, seconds: float, hung: str) -> int:
@@ -388,7 +389,7 @@ def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
     from gitmem import vectors
 
     matrix = vectors.normalise(np.eye(4, dtype=np.float32))
-    with vectors._THREADS_LOCK:  # as if another thread were inside a product
+    with blas.THREAD_LIMIT.lock:  # as if another thread were inside a product
         pid = os.fork()
         if pid == 0:  # the child: its copy of the lock must not be held
             try:
@@ -538,7 +539,7 @@ def test_the_blas_count_is_put_back_only_when_the_last_product_leaves(
     leave.set()
     thread.join()
     assert count == [2]
-    assert vectors._Limit.depth == 0
+    assert blas.THREAD_LIMIT.depth == 0
 
 
 def test_a_recall_helps_only_its_own_product(big: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -663,7 +664,7 @@ def test_a_child_forked_during_another_threads_product_gets_the_blas_count_back(
         assert count == [1]
         pid = os.fork()
         if pid == 0:  # the child
-            os._exit(0 if count == [2] and vectors._Limit.depth == 0 else 3)
+            os._exit(0 if count == [2] and blas.THREAD_LIMIT.depth == 0 else 3)
         _, status = os.waitpid(pid, 0)
     finally:
         leave.set()
