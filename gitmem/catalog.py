@@ -271,7 +271,7 @@ class Catalog:
         try:
             facts = self._facts_to_write()
             gone = list(remove) + [record.id for record, _, _, _ in add]
-            for row in self.rows_of(gone):
+            for row in self.rows_of(gone) if len(facts) else ():  # none in a new catalog
                 facts.kill(row)
             db.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in gone])
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in gone])
