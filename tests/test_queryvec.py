@@ -61,9 +61,15 @@ def _both(folder: Path) -> tuple[QueryEncoder, embedding.Embedder]:
 
 
 def _assert_same(encoder: QueryEncoder, model: embedding.Embedder, text: str) -> None:
+    """The encoder's two arithmetics (the standard library's, and numpy's where a process has
+    it) and the embedder's give the same bits, and `encode`'s vector within 1e-6."""
     vector = encoder.encode_query(text)
     assert isinstance(vector, array) and vector.typecode == "f"
     assert vector == model.encode_query(text)  # bit for bit
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedding, "_numpy_loaded", lambda: False)
+        without = encoder.encode_query(text)
+    assert without.tobytes() == vector.tobytes()
     np.testing.assert_allclose(np.array(vector), model.encode([text])[0], rtol=0, atol=1e-6)
 
 
@@ -119,6 +125,29 @@ def test_unit_mean_is_the_float32_mean_scaled() -> None:
     np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-7)
     assert embedding._unit_mean([], 3) == array("f", [0, 0, 0])
     assert embedding._unit_mean([[0.0, 0.0]], 2) == array("f", [0, 0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    half=st.booleans(),
+    rows=st.integers(0, 12).flatmap(
+        lambda n: st.lists(
+            st.lists(
+                st.floats(-1000, 1000, allow_subnormal=True, width=32)
+                | st.sampled_from([0.0, -0.0, 1e-45, 6e-8, 65504.0, -65504.0]),
+                min_size=5,
+                max_size=5,
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    ),
+)
+def test_the_numpy_arithmetic_is_the_standard_librarys(half: bool, rows: list[list[float]]) -> None:
+    """Bit for bit, on rows from either matrix type, subnormals, zeros and extremes."""
+    matrix = np.array(rows, dtype=np.float16 if half else np.float32).reshape(len(rows), 5)
+    expected = embedding._unit_mean((row.tolist() for row in matrix), 5, half=half)
+    assert embedding._unit_mean_numpy(matrix, half=half).tobytes() == expected.tobytes()
 
 
 def test_other_layouts_fall_back_to_encode(models: dict[str, Path]) -> None:
