@@ -163,14 +163,36 @@ class Ranking:
             return []
         picked = np.arange(size)
         if k < size:
-            kth = np.partition(scores, size - k)[size - k]  # the k-th highest score
-            picked = np.flatnonzero(scores >= kth)
+            picked = _at_least_kth(scores, k)
             if picked.size < k:  # NaN in a damaged vector file: compares false
                 picked = np.argpartition(-scores, k - 1)[:k]
         rows = picked if self._index is None else self._index[picked]
         pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
         pairs.sort(key=lambda pair: (-pair[1], pair[0]))
         return pairs
+
+
+_SAMPLE_STEP = 16
+
+
+def _at_least_kth(scores: Matrix, k: int) -> np.ndarray[Any, Any]:
+    """The rows (ascending) whose score is at least the k-th highest (0 < k < rows). At
+    least k rows score as high as the k-th highest of every 16th row, so the k-th highest of
+    all is among those few (~16 k) rows: one selection over them and one over the sample
+    instead of one over every row (0.4 vs 0.9 ms at 100k rows, measured)."""
+    size = scores.shape[0]
+    if size >= 4 * _SAMPLE_STEP * k:
+        sample = scores[::_SAMPLE_STEP]
+        floor = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
+        rows = np.flatnonzero(scores >= floor)
+        if rows.size >= k:  # else NaN: the full selection below sorts it out
+            near = scores[rows]
+            kept: np.ndarray[Any, Any] = rows[
+                near >= np.partition(near, near.size - k)[near.size - k]
+            ]
+            return kept
+    kth = np.partition(scores, size - k)[size - k]
+    return np.flatnonzero(scores >= kth)
 
 
 # --- the product over every row, in blocks another thread may share ---------------------------

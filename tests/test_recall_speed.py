@@ -754,6 +754,35 @@ def test_every_row_tied_with_the_kth_is_kept() -> None:
     assert top_rows(matrix, np.zeros(8, dtype=np.float32), 5) == []
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_sampled_selection_keeps_exactly_the_rows_tied_with_or_above_the_kth(
+    seed: int,
+) -> None:
+    """vectors._at_least_kth finds the k-th highest among the rows above a sample's: the same
+    rows as a selection over all of them, whatever the ties (spread over the sample's stride
+    or not), hidden rows (-inf) or NaN do."""
+    import numpy as np
+
+    from gitmem import vectors
+
+    rng = np.random.default_rng(seed)
+    for size in (9_599, 9_600, 20_000, 100_003):
+        scores = rng.standard_normal(size).astype(np.float32)
+        if seed % 2:  # coarse scores: many ties, on and off the sample's rows
+            scores = np.round(scores * 8) / 8
+        if seed % 3 == 1:
+            scores[rng.integers(0, size, size // 4)] = -np.inf
+        if seed == 5:
+            scores[rng.integers(0, size, 7)] = np.nan
+        clean = np.where(np.isnan(scores), -np.inf, scores)  # NaN: a damaged vector file
+        for k in (1, 2, 16, 150, 151, 600, size // 64, size // 64 + 1):
+            got = vectors._at_least_kth(scores, k)
+            kth = np.partition(clean, size - k)[size - k]
+            expected = np.flatnonzero(clean >= kth)
+            # With NaN, fewer than k rows is also an answer: Ranking.top then selects anew.
+            assert np.array_equal(got, expected) or (seed == 5 and got.size < k), (size, k)
+
+
 class KeywordFails(Reference):
     def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         raise RuntimeError("keyword half failed")
