@@ -161,13 +161,15 @@ class Ranking:
         k = min(k, self._shown)
         if k <= 0:
             return []
-        picked = np.arange(size)
         if k < size:
             picked = _at_least_kth(scores, k)
             if picked.size < k:  # NaN in a damaged vector file: compares false
                 picked = np.argpartition(-scores, k - 1)[:k]
+        else:
+            picked = np.arange(size)
         rows = picked if self._index is None else self._index[picked]
-        pairs = [(int(r), float(s)) for r, s in zip(rows, scores[picked], strict=True)]
+        # tolist: Python numbers in one call (a float32 becomes the float it is exactly).
+        pairs = list(zip(rows.tolist(), scores[picked].tolist(), strict=True))
         pairs.sort(key=lambda pair: (-pair[1], pair[0]))
         return pairs
 
