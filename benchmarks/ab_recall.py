@@ -6,7 +6,9 @@ recall and then times the 200 queries of bench_recall.py, as bench_recall.py doe
         [--json benchmarks/results/recall_ab.json]
 
 STORE is a store with a current index whose config names the model (e.g. one bench_recall.py
-made); neither revision may change the index format, or the first would rebuild it.
+made); neither revision may change the index format, or the first would rebuild it. When
+the head's format differs, give it a copy of the store whose index it has built:
+`--head-store COPY` (then each revision reads its own copy of the same records).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="The revision to compare with.")
     parser.add_argument("--head", default="HEAD")
     parser.add_argument("--store", required=True)
+    parser.add_argument("--head-store", help="The head's copy of STORE (default: STORE).")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--json", help="Write the figures here.")
     args = parser.parse_args()
@@ -39,7 +42,8 @@ def main() -> None:
         for round_ in range(args.rounds):
             order = ("base", "head") if round_ % 2 == 0 else ("head", "base")
             for name in order:
-                out = run_code(sources[name], IN_PROCESS, str(Path(args.store).resolve()))
+                store = args.head_store if name == "head" and args.head_store else args.store
+                out = run_code(sources[name], IN_PROCESS, str(Path(store).resolve()))
                 figure = json.loads(out.strip().splitlines()[-1])
                 figure["load_average"] = os.getloadavg()[0]
                 figures[name].append(figure)
@@ -72,6 +76,7 @@ def main() -> None:
             "base": args.base,
             "head": args.head,
             "store": args.store,
+            "head_store": args.head_store or args.store,
             "summary": summary,
             "ratios": ratios,
             **figures,

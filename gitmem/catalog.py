@@ -259,13 +259,30 @@ class Catalog:
 
     # --- writing ---------------------------------------------------------------------------
 
+    def reserve_keys(self, count: int) -> int:
+        """The first of `count` keys no record has had or will get from another write,
+        committed before the caller uses them (the text index names documents by them, and a
+        write that fails halfway must not leave a key another record then gets)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            first = self._next_key()
+            self.set_meta({"next_key": str(first + count)})
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return first
+
     def apply(
         self,
         remove: Iterable[str],
         add: Sequence[tuple[Record, str, str, Sequence[int]]],
         meta: dict[str, str],
+        first_key: int | None = None,
     ) -> None:
-        """One transaction: drop `remove` ids, add (record, path, blob, vector rows), stamp."""
+        """One transaction: drop `remove` ids, add (record, path, blob, vector rows), stamp.
+        The added records get keys from `first_key` on (from `reserve_keys`), else the next."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -278,6 +295,11 @@ class Catalog:
             # This version never reuses a key, so a reader that sees newer tables than row
             # facts finds no record for a stale key rather than another record.
             first = self._next_key()
+            if first_key is not None:
+                top = self._db.execute("SELECT max(rowid) FROM records").fetchone()[0]
+                if top is not None and first_key <= int(top):
+                    raise CatalogCorrupt(f"keys from {first_key} on are taken (up to {top})")
+                first = first_key
             db.executemany(
                 "INSERT INTO records (rowid, id, path, blob, type, title, abstract, tags, agent,"
                 " scope, status, created, updated, weight) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -294,7 +316,8 @@ class Catalog:
                 updated = int(record.updated.timestamp())
                 for row in rows:
                     facts.put(row, first + n, updated, record.weight, record.status == _GONE)
-            self.set_meta({**meta, "next_key": str(first + len(add))})
+            reserved = int(self.meta("next_key") or 0)  # past keys reserve_keys gave out
+            self.set_meta({**meta, "next_key": str(max(first + len(add), reserved))})
             self._store_facts(facts)
             db.execute("COMMIT")
         except BaseException:
@@ -385,6 +408,20 @@ class Catalog:
             part = wanted[start : start + 500]
             query = f"SELECT rowid, id FROM records WHERE rowid IN ({','.join('?' * len(part))})"
             out.update({int(k): str(i) for k, i in self._db.execute(query, part)})
+        return out
+
+    def admitted(self, keys: Sequence[int], flt: Filter) -> dict[int, tuple[str, int, float]]:
+        """(id, updated, weight) of each key (a records rowid) whose record `flt` admits."""
+        where, args = flt.sql()
+        out: dict[int, tuple[str, int, float]] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            query = (
+                "SELECT rowid, id, updated, weight FROM records"
+                f" WHERE rowid IN ({','.join('?' * len(part))}) AND ({where})"
+            )
+            for key, ident, updated, weight in self._db.execute(query, [*part, *args]):
+                out[int(key)] = (str(ident), int(updated), float(weight))
         return out
 
     def count(self) -> int:

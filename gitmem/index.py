@@ -22,6 +22,7 @@ import sys
 from array import array
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -365,11 +366,12 @@ class Index:
             for batch in prepared(self.store.repo, files, embedder, folder, _BATCH):
                 self.notices.extend(batch.notices)
                 rows = _rows(vectors, batch.vectors, batch.docs, batch.counts)
-                add(batch.text)
+                first = catalog.reserve_keys(len(batch.docs))
+                add(batch.text, first)  # the text of batch.docs, in their order
                 entries = [
                     (d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in batch.docs
                 ]
-                catalog.apply((), entries, {})
+                catalog.apply((), entries, {}, first)
                 done += len(batch.docs)
                 if progress is not None:
                     progress(done, max(len(files), done))
@@ -400,11 +402,14 @@ class Index:
                 progress(len(written), len(docs))
         from gitmem.indexbuild import text_doc
 
-        text.write([text_doc(d) for d in written], sorted(removed))
+        first = catalog.reserve_keys(len(written))
+        keyed = [replace(text_doc(d), key=first + n) for n, d in enumerate(written)]
+        text.write(keyed, sorted(removed))
         catalog.apply(
             removed,
             [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in written],
             {"commit": head or "", "model": self.model_name},
+            first,
         )
         if progress is not None and not written:
             progress(0, 0)
@@ -445,10 +450,24 @@ class Index:
 
     def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
         assert self._catalog is not None and self._text is not None
+        catalog = self._catalog
         allowed = self.allowed(flt)
-        want = n
+
+        def admitted(keys: list[int]) -> dict[int, str]:
+            """The ids of the keys the catalog has and `flt` admits; what recall's decay and
+            weight factor will need of them is kept (see `scoring`)."""
+            found = catalog.admitted(keys, flt)
+            if len(self._scoring_cache) > 200_000:
+                self._scoring_cache.clear()
+            for rid, updated, weight in found.values():
+                self._scoring_cache[rid] = (updated, weight)
+            return {key: rid for key, (rid, _, _) in found.items()}
+
+        hits = self._text.search(query, n, allowed, admitted)
+        if all(hit.key >= 0 for hit in hits):  # named by key: current and admitted
+            return [(hit.id, hit.score) for hit in hits]
+        want = n  # a text index with unkeyed documents: check each hit's entry
         while True:
-            hits = self._text.search(query, want, allowed)
             entries = self.entries([h.id for h in hits])
             out = [
                 (h.id, h.score)
@@ -458,6 +477,7 @@ class Index:
             if len(out) >= n or len(hits) < want:
                 return out[:n]
             want *= 4
+            hits = self._text.search(query, want, allowed)
 
     def keyword_ceiling(self, query: str) -> float:
         assert self._text is not None

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,73 @@ def test_long_prompt_keeps_its_rare_terms(tmp_path: Path) -> None:
     start = time.perf_counter()
     assert top(index, prompt, 3) == ["rare"]
     assert time.perf_counter() - start < 1.0
+
+
+def keyed(docs: list[TextDoc], first: int = 1000) -> list[TextDoc]:
+    return [replace(d, key=first + n) for n, d in enumerate(docs)]
+
+
+def names(docs: list[TextDoc]) -> dict[int, str]:
+    return {d.key: d.id for d in docs}
+
+
+def by_key(index: TextIndex, query: str, known: dict[int, str], limit: int = 30) -> list[TextHit]:
+    """A search whose hits are named by `known` (key -> id) alone, as the catalog would."""
+    return index.search(query, limit, None, lambda keys: {k: known[k] for k in keys if k in known})
+
+
+def test_hits_named_by_key_are_the_stored_hits(tmp_path: Path) -> None:
+    docs = keyed(corpus(300))
+    index = build(tmp_path, docs)
+    for query in QUERIES:
+        stored = index.search(query, 30)
+        named = by_key(index, query, names(docs))
+        assert [(h.id, h.score) for h in named] == [(h.id, h.score) for h in stored]
+        assert all(h.blob == "" and names(docs)[h.key] == h.id for h in named)
+        assert all(h.key == -1 for h in stored)
+
+
+def test_a_key_the_resolver_does_not_name_is_left_out_and_the_list_refilled(
+    tmp_path: Path,
+) -> None:
+    docs = keyed(corpus(300))
+    index = build(tmp_path, docs)
+    full = [h.id for h in index.search("cache", 60)]
+    dropped = set(full[:25:2])  # gone from the catalog, or not admitted by the filter
+    known = {k: i for k, i in names(docs).items() if i not in dropped}
+    assert [h.id for h in by_key(index, "cache", known)] == [i for i in full if i not in dropped][
+        :30
+    ]
+
+
+def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
+    docs = keyed(corpus(300))
+    index = build(tmp_path, docs)
+    edited = replace(docs[0], title="cache cache edited", key=5000)
+    index.write([edited], [docs[1].id])  # rewrites the one segment: every survivor is carried
+    assert textindex._ghosts(tmp_path / "ix") == 0
+    live = {**names(docs[2:]), 5000: edited.id}
+    searcher = index._main.searcher()
+    every = textindex._every(searcher)
+    stored = [textindex._id_blob(searcher.doc(a))[0] for a in every]
+    assert dict(zip(textindex._keys(searcher, every), stored, strict=True)) == live
+    assert [h.id for h in by_key(index, "cache", live)] == [h.id for h in index.search("cache", 30)]
+
+
+def test_an_index_with_an_unkeyed_document_names_hits_from_the_documents(
+    tmp_path: Path,
+) -> None:
+    docs = keyed(corpus(100))
+    docs[7] = replace(docs[7], key=-1)  # written without a key
+    index = build(tmp_path, docs)
+    asked: list[list[int]] = []
+
+    def resolve(keys: list[int]) -> dict[int, str]:
+        asked.append(keys)
+        return names(docs)
+
+    hits = index.search(docs[7].title, 100, None, resolve)
+    assert asked == []  # seen before the catalog is asked anything
+    assert docs[7].id in {h.id for h in hits}
+    assert all(h.key == -1 and h.blob.startswith("blob-") for h in hits)
+    assert [h.id for h in hits] == [h.id for h in index.search(docs[7].title, 100)]
