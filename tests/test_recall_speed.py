@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem import blas
@@ -831,3 +833,47 @@ def test_a_hit_gone_since_it_was_scored_leaves_the_list_full(big: Store) -> None
     later = recall(source, "webhook retry policy", Options(now=NOW, limit=5))
     assert [h.id for h in later.hits] == [h.id for h in full.hits[1:]] + [later.hits[-1].id]
     assert len(later.hits) == 5 and source.gone not in {h.id for h in later.hits}
+
+
+NOW_TS = NOW.timestamp()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    candidates=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 0.25, 0.5, 1.0, -0.5])
+            | st.floats(-2, 2, allow_nan=False, allow_subnormal=False),
+            st.integers(0, 400),  # age in days
+            st.sampled_from([0.1, 0.25, 1.0, 2.0, 4.0, 10.0]),
+            st.booleans(),  # has facts
+        ),
+        max_size=60,
+    ),
+    half_life=st.sampled_from([0.0, 3.0, 14.0]),
+    floor=st.sampled_from([0.0, 0.8, 1.0, 1.5, -0.2]),
+    strength=st.sampled_from([0.0, 0.1, 1.0, -0.3]),
+)
+def test_candidates_come_best_first_as_a_full_sort_ranks_them(
+    candidates: list[tuple[float, int, float, bool]],
+    half_life: float,
+    floor: float,
+    strength: float,
+) -> None:
+    """recall._best_first scores as few candidates as the order needs: it must give them in
+    the order of scoring all and sorting, ties (equal scores, coarse inputs) by id."""
+    from gitmem import recall as recall_module
+
+    options = Options(half_life_days=half_life, decay_floor=floor, weight_strength=strength)
+    fused = {f"r{i:03d}": base for i, (base, _, _, _) in enumerate(candidates)}
+    facts = {
+        f"r{i:03d}": (int(NOW_TS) - age * 86400, weight)
+        for i, (_, age, weight, known) in enumerate(candidates)
+        if known
+    }
+    expected = sorted(
+        recall_module._scored(rid, base, facts, NOW_TS, options)
+        for rid, base in fused.items()
+        if rid in facts
+    )
+    assert list(recall_module._best_first(fused, facts, NOW_TS, options)) == expected
