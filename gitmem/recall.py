@@ -18,7 +18,7 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -221,11 +221,13 @@ def _best_first(
 ) -> Iterator[_Scored]:
     """The candidates that have facts, by final score (fused × decay × weight factor; best
     first, ties by id), with the factors of only as many as that order needs: they are taken
-    by fused score, and one is given out once no candidate left could beat it (no factor is
-    above `_factor_bounds`' highest). A recall returns ~10 of ~200 candidates, and each
+    by fused score, and one is given out once no candidate left could beat it (none has
+    factors above `_factor_bounds`). A recall returns ~10 of ~200 candidates, and each
     factor costs a power: ~0.5 ms of every recall, on its critical path, measured."""
-    bounds = _factor_bounds(options, fused.values())
     order = sorted((-base, rid) for rid, base in fused.items() if rid in facts)
+    bounds = _factor_bounds(
+        [facts[rid] for _, rid in order], [-neg for neg, _ in order], now, options
+    )
     if bounds is None:  # every one scored, then sorted
         yield from sorted(_scored(rid, -neg, facts, now, options) for neg, rid in order)
         return
@@ -250,21 +252,28 @@ def _scored(
     rid: str, base: float, facts: dict[str, tuple[int, float]], now: float, options: Options
 ) -> _Scored:
     updated, weight = facts[rid]
-    decay = _decay(updated, now, options)
-    weight = min(max(weight, 0.25), 4.0) ** options.weight_strength
-    return (-(base * decay * weight), rid, base, decay, weight)
+    decay, factor = _decay(updated, now, options), _weighting(weight, options)
+    return (-(base * decay * factor), rid, base, decay, factor)
 
 
-def _factor_bounds(options: Options, bases: Iterable[float]) -> tuple[float, float] | None:
-    """The lowest and highest product of decay and weight factor `options` can give, or
-    None where the bounds would not order scores (a negative factor, a NaN)."""
-    if options.half_life_days > 0:
-        decay = (min(options.decay_floor, 1.0), max(options.decay_floor, 1.0))
-    else:
-        decay = (1.0, 1.0)
-    ends = (0.25**options.weight_strength, 4.0**options.weight_strength)
-    low, high = decay[0] * min(ends), decay[1] * max(ends)
-    if not (0 <= low <= high < math.inf) or any(math.isnan(b) for b in bases):
+def _weighting(weight: float, options: Options) -> float:
+    """The weight factor: the record's weight, clamped to [0.25, 4], to the strength."""
+    return float(min(max(weight, 0.25), 4.0) ** options.weight_strength)
+
+
+def _factor_bounds(
+    facts: list[tuple[int, float]], bases: list[float], now: float, options: Options
+) -> tuple[float, float] | None:
+    """The lowest and highest product of decay and weight factor among `facts`, or None
+    where bounds would not order the scores (a negative factor, a NaN). Each factor is
+    monotone in its fact (newer, heavier), so the extremes come from the extreme facts."""
+    if not facts:
+        return None
+    times, weights = [u for u, _ in facts], [w for _, w in facts]
+    decays = [_decay(min(times), now, options), _decay(max(times), now, options)]
+    factors = [_weighting(min(weights), options), _weighting(max(weights), options)]
+    low, high = min(decays) * min(factors), max(decays) * max(factors)
+    if not (0 <= low <= high < math.inf) or any(math.isnan(x) for x in (*bases, *weights)):
         return None
     return low, high
 
