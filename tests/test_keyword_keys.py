@@ -5,7 +5,6 @@ hit with another record's key."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
