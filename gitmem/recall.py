@@ -224,22 +224,21 @@ def _best_first(
     by fused score, and one is given out once no candidate left could beat it (none has
     factors above `_factor_bounds`). A recall returns ~10 of ~200 candidates, and each
     factor costs a power: ~0.5 ms of every recall, on its critical path, measured."""
-    order = sorted((-base, rid) for rid, base in fused.items() if rid in facts)
-    bounds = _factor_bounds(
-        [facts[rid] for _, rid in order], [-neg for neg, _ in order], now, options
-    )
+    known = [rid for rid in fused if rid in facts]
+    bounds = _factor_bounds(known, fused, facts, now, options)
     if bounds is None:  # every one scored, then sorted
-        yield from sorted(_scored(rid, -neg, facts, now, options) for neg, rid in order)
+        yield from sorted(_scored(rid, fused[rid], facts, now, options) for rid in known)
         return
     low, high = bounds
+    order = sorted(known, key=fused.__getitem__, reverse=True)  # equal ones in any order
     done: list[_Scored] = []  # a heap
     at = 0
     while done or at < len(order):
         if at < len(order):
-            base = -order[at][0]
+            base = fused[order[at]]
             ceiling = base * (high if base >= 0 else low) + _SLACK * abs(base)
             if not done or -done[0][0] <= ceiling:  # the next might beat (or tie) the best
-                heapq.heappush(done, _scored(order[at][1], base, facts, now, options))
+                heapq.heappush(done, _scored(order[at], base, facts, now, options))
                 at += 1
                 continue
         yield heapq.heappop(done)
@@ -262,18 +261,25 @@ def _weighting(weight: float, options: Options) -> float:
 
 
 def _factor_bounds(
-    facts: list[tuple[int, float]], bases: list[float], now: float, options: Options
+    known: list[str],
+    fused: dict[str, float],
+    facts: dict[str, tuple[int, float]],
+    now: float,
+    options: Options,
 ) -> tuple[float, float] | None:
-    """The lowest and highest product of decay and weight factor among `facts`, or None
-    where bounds would not order the scores (a negative factor, a NaN). Each factor is
-    monotone in its fact (newer, heavier), so the extremes come from the extreme facts."""
-    if not facts:
+    """The lowest and highest product of decay and weight factor among the `known`
+    candidates, or None where bounds would not order the scores (a negative factor, a NaN
+    or infinite score or weight). Each factor is monotone in its fact (newer, heavier), so
+    the extremes come from the extreme facts."""
+    if not known:
         return None
-    times, weights = [u for u, _ in facts], [w for _, w in facts]
+    times, weights = zip(*(facts[rid] for rid in known), strict=True)
     decays = [_decay(min(times), now, options), _decay(max(times), now, options)]
     factors = [_weighting(min(weights), options), _weighting(max(weights), options)]
     low, high = min(decays) * min(factors), max(decays) * max(factors)
-    if not (0 <= low <= high < math.inf) or any(math.isnan(x) for x in (*bases, *weights)):
+    if not (0 <= low <= high < math.inf) or not math.isfinite(
+        sum(weights) + sum(fused[rid] for rid in known)
+    ):
         return None
     return low, high
 
