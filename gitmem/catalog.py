@@ -263,6 +263,8 @@ class Catalog:
         """The first of `count` keys no record has had or will get from another write,
         committed before the caller uses them (the text index names documents by them, and a
         write that fails halfway must not leave a key another record then gets)."""
+        if count == 0:
+            return self._next_key()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -410,18 +412,19 @@ class Catalog:
             out.update({int(k): str(i) for k, i in self._db.execute(query, part)})
         return out
 
-    def admitted(self, keys: Sequence[int], flt: Filter) -> dict[int, tuple[str, int, float]]:
-        """(id, updated, weight) of each key (a records rowid) whose record `flt` admits."""
+    def admitted(self, keys: Sequence[int], flt: Filter) -> dict[int, tuple[str, str, int, float]]:
+        """(id, blob, updated, weight) of each key (a records rowid) whose record `flt`
+        admits."""
         where, args = flt.sql()
-        out: dict[int, tuple[str, int, float]] = {}
+        out: dict[int, tuple[str, str, int, float]] = {}
         for start in range(0, len(keys), 500):
             part = list(keys[start : start + 500])
             query = (
-                "SELECT rowid, id, updated, weight FROM records"
+                "SELECT rowid, id, blob, updated, weight FROM records"
                 f" WHERE rowid IN ({','.join('?' * len(part))}) AND ({where})"
             )
-            for key, ident, updated, weight in self._db.execute(query, [*part, *args]):
-                out[int(key)] = (str(ident), int(updated), float(weight))
+            for key, ident, blob, updated, weight in self._db.execute(query, [*part, *args]):
+                out[int(key)] = (str(ident), str(blob), int(updated), float(weight))
         return out
 
     def count(self) -> int:

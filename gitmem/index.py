@@ -453,15 +453,15 @@ class Index:
         catalog = self._catalog
         allowed = self.allowed(flt)
 
-        def admitted(keys: list[int]) -> dict[int, str]:
-            """The ids of the keys the catalog has and `flt` admits; what recall's decay and
-            weight factor will need of them is kept (see `scoring`)."""
+        def admitted(keys: list[int]) -> dict[int, tuple[str, str]]:
+            """(id, blob) of the keys the catalog has and `flt` admits; what recall's decay
+            and weight factor will need of them is kept (see `scoring`)."""
             found = catalog.admitted(keys, flt)
             if len(self._scoring_cache) > 200_000:
                 self._scoring_cache.clear()
-            for rid, updated, weight in found.values():
+            for rid, _, updated, weight in found.values():
                 self._scoring_cache[rid] = (updated, weight)
-            return {key: rid for key, (rid, _, _) in found.items()}
+            return {key: (rid, blob) for key, (rid, blob, _, _) in found.items()}
 
         hits = self._text.search(query, n, allowed, admitted)
         if all(hit.key >= 0 for hit in hits):  # named by key: current and admitted

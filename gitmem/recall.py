@@ -236,7 +236,7 @@ def _best_first(
     while done or at < len(order):
         if at < len(order):
             base = fused[order[at]]
-            ceiling = base * (high if base >= 0 else low) + _SLACK * abs(base)
+            ceiling = base * (high if base >= 0 else low) + _SLACK * abs(base) + _TINY
             if not done or -done[0][0] <= ceiling:  # the next might beat (or tie) the best
                 heapq.heappush(done, _scored(order[at], base, facts, now, options))
                 at += 1
@@ -244,7 +244,8 @@ def _best_first(
         yield heapq.heappop(done)
 
 
-_SLACK = 1e-9  # relative: covers the rounding of a product of three floats
+_SLACK = 1e-9  # relative: covers the rounding of a product of three floats ...
+_TINY = 8 * math.ulp(0.0)  # ... and, absolute, where it is subnormal (its error is absolute)
 
 
 def _scored(

@@ -29,13 +29,15 @@ Concurrency: commits appear atomically (tantivy swaps meta.json) to readers that
 second writer waits `_LOCK_WAIT` seconds for tantivy's lock, then raises `TextIndexBusy`. The
 source index commits first and is trusted only where its blob matches the searched index.
 
-Keys: each document may carry its record version's key in the catalog (`TextDoc.key`, a
-column tantivy reads without the document store). A search given `resolve` (the catalog's
-key -> id of the versions it admits) names its hits from those keys: fetching a stored
-document costs ~15 us (its block is decompressed) and a search fetches 116 of them, ~2 ms of
-every recall at 100k records. A hit whose key the catalog does not admit is left out, like
-one the `allowed` ids leave out; an index with a document that has no key answers as
-without `resolve`.
+Keys: each document may carry its record version's key in the catalog (`TextDoc.key`) and
+a fingerprint of its blob (`_fingerprint`), in columns tantivy reads without the document
+store. A search given `resolve` (the catalog's key -> (id, blob) of the versions it admits)
+names its hits from those: fetching a stored document costs ~15 us (its block is
+decompressed) and a search fetches 116 of them, ~2 ms of every recall at 100k records. A
+hit whose key the catalog does not admit, or whose blob is not the one the catalog has for
+that key (keys are unique within one catalog only: a rebuild by another process swaps in a
+catalog whose keys start again), is left out, like one the `allowed` ids leave out. An
+index with a document that has no key answers as without `resolve`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import json
 import math
 import re
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -78,7 +81,8 @@ _MAIN: tuple[_Field, ...] = (
     *((name, "text", _EN, "freq", False) for name in _TEXT),
     ("ident", "text", _WORDS, "basic", False),
     ("cjk", "text", _WORDS, "freq", False),
-    ("key", "i64", "", "", False),  # a column (fast field): see Keys above
+    ("key", "i64", "", "", False),  # columns (fast fields): see Keys above
+    ("print", "i64", "", "", False),
 )
 _SOURCE = (("id", "text", "raw", "basic", False), ("doc", "bytes", "", "", True))
 _BOOST = {"title": 3.0, "abstract": 2.0, "tags": 2.0, "body": 1.0, "cjk": 1.0}
@@ -227,7 +231,7 @@ class TextIndex:
                 for n, (fields, stored) in enumerate(docs):
                     source.add_document(tantivy.Document(id=fields["id"], doc=stored))
                     if first_key >= 0:
-                        fields = {**fields, "key": first_key + n}
+                        fields = {**fields, **_keyed_fields(first_key + n, fields["blob"])}
                     main.add_document(tantivy.Document(**fields))
 
             with _committing(source, main):
@@ -241,7 +245,7 @@ class TextIndex:
         query: str,
         limit: int,
         allowed: frozenset[str] | None = None,
-        resolve: Callable[[list[int]], dict[int, str]] | None = None,
+        resolve: Callable[[list[int]], dict[int, tuple[str, str]]] | None = None,
     ) -> list[TextHit]:
         """The best `limit` records for free text `query`, best first; any text is accepted.
         With `resolve`, hits are named by their keys, and only those it names (see Keys)."""
@@ -477,22 +481,45 @@ def _stored(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> 
     return [(*_id_blob(searcher.doc(address)), -1) for address in addresses]
 
 
-def _keyed(resolve: Callable[[list[int]], dict[int, str]]) -> _Namer:
+def _keyed(resolve: Callable[[list[int]], dict[int, tuple[str, str]]]) -> _Namer:
     def name(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[Any]:
         keys = _keys(searcher, addresses)
-        if -1 in keys:
+        prints = _keys(searcher, addresses, "print")
+        if -1 in keys or None in prints:
             raise _Unkeyed
-        ids = resolve(keys) if keys else {}
-        return [None if (ident := ids.get(key)) is None else (ident, "", key) for key in keys]
+        found = resolve(keys) if keys else {}
+        out: list[tuple[str, str, int] | None] = []
+        for key, mark in zip(keys, prints, strict=True):
+            known = found.get(key)
+            current = known is not None and _fingerprint(known[1]) == mark
+            out.append((known[0], "", key) if current and known is not None else None)
+        return out
 
     return name
 
 
-def _keys(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[int]:
-    """Each document's key, -1 where it has none."""
+def _keys(
+    searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress], column: str = "key"
+) -> list[Any]:
+    """Each document's key (or other column), -1 (None for "print") where it has none."""
     if not addresses:
         return []
-    return [-1 if key is None else int(key) for key in searcher.fast_field_values("key", addresses)]
+    values = searcher.fast_field_values(column, addresses)
+    if column != "key":
+        return list(values)
+    return [-1 if key is None else int(key) for key in values]
+
+
+def _fingerprint(blob: str) -> int:
+    """60 bits of a git blob id (its first 15 hex digits); of any other text, its CRC-32."""
+    try:
+        return int(blob[:15], 16)
+    except ValueError:
+        return zlib.crc32(blob.encode())
+
+
+def _keyed_fields(key: int, blob: str) -> dict[str, int]:
+    return {"key": key, "print": _fingerprint(blob)}
 
 
 def _top(
@@ -534,7 +561,7 @@ def text_fields(doc: TextDoc) -> TextFields:
     doc = _cleaned(doc)
     fields: dict[str, Any] = {"id": doc.id, "blob": doc.blob, "title": doc.title}
     if doc.key >= 0:
-        fields["key"] = doc.key
+        fields.update(_keyed_fields(doc.key, doc.blob))
     fields.update(abstract=doc.abstract, body=doc.body, tags=list(doc.tags))
     text = "\n".join((doc.title, doc.abstract, *doc.tags, doc.body))
     idents = _unique(_with_parts(_identifiers(text)))

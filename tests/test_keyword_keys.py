@@ -29,7 +29,9 @@ FILTERS = [
 def by_entries(index: Index, monkeypatch: pytest.MonkeyPatch, q: str, flt: Filter) -> Any:
     """The keyword half as before keys: hits named from the stored documents."""
     with monkeypatch.context() as patch:
-        patch.setattr(textindex, "_keys", lambda searcher, addresses: [-1] * len(addresses))
+        patch.setattr(
+            textindex, "_keys", lambda searcher, addresses, column="key": [-1] * len(addresses)
+        )
         return index.keyword(q, 5, flt)
 
 

@@ -842,8 +842,8 @@ NOW_TS = NOW.timestamp()
 @given(
     candidates=st.lists(
         st.tuples(
-            st.sampled_from([0.0, 0.25, 0.5, 1.0, -0.5])
-            | st.floats(-2, 2, allow_nan=False, allow_subnormal=False),
+            st.sampled_from([0.0, 0.25, 0.5, 1.0, -0.5, 3.4e-322, 3.5e-322, -5e-324])
+            | st.floats(-2, 2, allow_nan=False, allow_subnormal=True),
             st.integers(0, 400),  # age in days
             st.sampled_from([0.1, 0.25, 1.0, 2.0, 4.0, 10.0]),
             st.booleans(),  # has facts
@@ -877,3 +877,20 @@ def test_candidates_come_best_first_as_a_full_sort_ranks_them(
         if rid in facts
     )
     assert list(recall_module._best_first(fused, facts, NOW_TS, options)) == expected
+
+
+def test_subnormal_scores_come_in_the_full_sorts_order() -> None:
+    """Where a product is subnormal its rounding error is absolute, not relative: a case
+    (found by a review's random search) that a relative slack alone misordered."""
+    from gitmem import recall as recall_module
+
+    now = 1.8e9
+    fused = {"r00": 3.4e-322, "r01": 3.4e-322, "r02": 3.5e-322}
+    facts = {
+        "r00": (1799773200, 3.341934665638675),
+        "r01": (1799683200, 3.4733982938917056),
+        "r02": (1799766000, 3.270071438104053),
+    }
+    options = Options(half_life_days=0.5, decay_floor=0.0, weight_strength=1.0)
+    expected = sorted(recall_module._scored(r, b, facts, now, options) for r, b in fused.items())
+    assert list(recall_module._best_first(fused, facts, now, options)) == expected

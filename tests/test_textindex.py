@@ -383,12 +383,15 @@ def keyed(docs: list[TextDoc], first: int = 1000) -> list[TextDoc]:
     return [replace(d, key=first + n) for n, d in enumerate(docs)]
 
 
-def names(docs: list[TextDoc]) -> dict[int, str]:
-    return {d.key: d.id for d in docs}
+def names(docs: list[TextDoc]) -> dict[int, tuple[str, str]]:
+    return {d.key: (d.id, d.blob) for d in docs}
 
 
-def by_key(index: TextIndex, query: str, known: dict[int, str], limit: int = 30) -> list[TextHit]:
-    """A search whose hits are named by `known` (key -> id) alone, as the catalog would."""
+def by_key(
+    index: TextIndex, query: str, known: dict[int, tuple[str, str]], limit: int = 30
+) -> list[TextHit]:
+    """A search whose hits are named by `known` (key -> (id, blob)) alone, as the catalog
+    would."""
     return index.search(query, limit, None, lambda keys: {k: known[k] for k in keys if k in known})
 
 
@@ -399,7 +402,7 @@ def test_hits_named_by_key_are_the_stored_hits(tmp_path: Path) -> None:
         stored = index.search(query, 30)
         named = by_key(index, query, names(docs))
         assert [(h.id, h.score) for h in named] == [(h.id, h.score) for h in stored]
-        assert all(h.blob == "" and names(docs)[h.key] == h.id for h in named)
+        assert all(h.blob == "" and names(docs)[h.key][0] == h.id for h in named)
         assert all(h.key == -1 for h in stored)
 
 
@@ -410,7 +413,7 @@ def test_a_key_the_resolver_does_not_name_is_left_out_and_the_list_refilled(
     index = build(tmp_path, docs)
     full = [h.id for h in index.search("cache", 60)]
     dropped = set(full[:25:2])  # gone from the catalog, or not admitted by the filter
-    known = {k: i for k, i in names(docs).items() if i not in dropped}
+    known = {k: v for k, v in names(docs).items() if v[0] not in dropped}
     assert [h.id for h in by_key(index, "cache", known)] == [i for i in full if i not in dropped][
         :30
     ]
@@ -422,11 +425,13 @@ def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
     edited = replace(docs[0], title="cache cache edited", key=5000)
     index.write([edited], [docs[1].id])  # rewrites the one segment: every survivor is carried
     assert textindex._ghosts(tmp_path / "ix") == 0
-    live = {**names(docs[2:]), 5000: edited.id}
+    live = {**names(docs[2:]), 5000: (edited.id, edited.blob)}
     searcher = index._main.searcher()
     every = textindex._every(searcher)
-    stored = [textindex._id_blob(searcher.doc(a))[0] for a in every]
+    stored = [textindex._id_blob(searcher.doc(a)) for a in every]
     assert dict(zip(textindex._keys(searcher, every), stored, strict=True)) == live
+    prints = textindex._keys(searcher, every, "print")
+    assert prints == [textindex._fingerprint(blob) for _, blob in stored]
     assert [h.id for h in by_key(index, "cache", live)] == [h.id for h in index.search("cache", 30)]
 
 
@@ -438,7 +443,7 @@ def test_an_index_with_an_unkeyed_document_names_hits_from_the_documents(
     index = build(tmp_path, docs)
     asked: list[list[int]] = []
 
-    def resolve(keys: list[int]) -> dict[int, str]:
+    def resolve(keys: list[int]) -> dict[int, tuple[str, str]]:
         asked.append(keys)
         return names(docs)
 
@@ -447,3 +452,25 @@ def test_an_index_with_an_unkeyed_document_names_hits_from_the_documents(
     assert docs[7].id in {h.id for h in hits}
     assert all(h.key == -1 and h.blob.startswith("blob-") for h in hits)
     assert [h.id for h in hits] == [h.id for h in index.search(docs[7].title, 100)]
+
+
+def test_a_key_the_catalog_gives_another_version_names_no_hit(tmp_path: Path) -> None:
+    """Keys are unique within one catalog: after another process's rebuild, a reader may pair
+    this text index with a catalog in which the same key is another record (or another
+    version of it). The blob's fingerprint tells: such a hit is left out, never misnamed."""
+    docs = keyed(corpus(200, seed=3))
+    index = build(tmp_path, docs)
+    full = [(h.id, h.key) for h in by_key(index, "cache deploy", names(docs), 60)]
+    other = {d.key: (d.id, d.blob) for d in docs}
+    (first, key), (second, key2) = full[0], full[1]
+    other[key] = (second, other[key2][1])  # key names another record, with that one's blob
+    other[key2] = (second, "0123456789abcdef0123456789abcdef01234567")  # another version
+    got = [h.id for h in by_key(index, "cache deploy", other, 40)]
+    assert got == [i for i, _ in full if i not in {first, second}][:40]
+
+
+def test_the_fingerprint_is_a_blob_ids_first_60_bits() -> None:
+    blob = "d670460b4b4aece5915caf5c68d12f560a9fe3e4"
+    assert textindex._fingerprint(blob) == int(blob[:15], 16) < 2**60
+    assert textindex._fingerprint(blob) != textindex._fingerprint(blob[:14] + "0" + blob[15:])
+    assert textindex._fingerprint("blob-a") != textindex._fingerprint("blob-b")
