@@ -296,12 +296,10 @@ class Catalog:
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in gone])
             # This version never reuses a key, so a reader that sees newer tables than row
             # facts finds no record for a stale key rather than another record.
-            first = self._next_key()
-            if first_key is not None:
-                top = self._db.execute("SELECT max(rowid) FROM records").fetchone()[0]
-                if top is not None and first_key <= int(top):
-                    raise CatalogCorrupt(f"keys from {first_key} on are taken (up to {top})")
-                first = first_key
+            reserved, top = self._key_marks()
+            first = max(reserved, top + 1) if first_key is None else first_key
+            if first <= top:
+                raise CatalogCorrupt(f"keys from {first} on are taken (up to {top})")
             db.executemany(
                 "INSERT INTO records (rowid, id, path, blob, type, title, abstract, tags, agent,"
                 " scope, status, created, updated, weight) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -318,7 +316,7 @@ class Catalog:
                 updated = int(record.updated.timestamp())
                 for row in rows:
                     facts.put(row, first + n, updated, record.weight, record.status == _GONE)
-            reserved = int(self.meta("next_key") or 0)  # past keys reserve_keys gave out
+            # Never below what reserve_keys gave out.
             self.set_meta({**meta, "next_key": str(max(first + len(add), reserved))})
             self._store_facts(facts)
             db.execute("COMMIT")
@@ -329,9 +327,13 @@ class Catalog:
     def _next_key(self) -> int:
         """Past every key given out, and past every rowid (an older gitmem, writing to this
         catalog, takes rowids of its own and never moves next_key)."""
-        stored = int(self.meta("next_key") or 0)
+        reserved, top = self._key_marks()
+        return max(reserved, top + 1)
+
+    def _key_marks(self) -> tuple[int, int]:
+        """The stored next_key and the highest rowid (-1: none)."""
         top = self._db.execute("SELECT max(rowid) FROM records").fetchone()[0]
-        return max(stored, 0 if top is None else int(top) + 1)
+        return int(self.meta("next_key") or 0), -1 if top is None else int(top)
 
     def _facts_to_write(self) -> RowFacts:
         """Inside a write transaction: the stored row facts, or (a catalog written before

@@ -348,7 +348,8 @@ class TextIndex:
             chosen = every
         named = [_id_blob(searcher.doc(address)) for address in chosen]
         blobs = {i: b for i, b in named if i not in doomed}
-        keys = dict(zip(named, _keys(searcher, chosen), strict=True))
+        marks = _keys(searcher, chosen)
+        keys = {n: -1 if m is None else m[0] for n, m in zip(named, marks, strict=True)}
         source = self._source.searcher()
         try:
             found = [_from_source(source.doc(a)) for a in _matching(self._source, source, blobs)]
@@ -483,31 +484,32 @@ def _stored(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> 
 
 def _keyed(resolve: Callable[[list[int]], dict[int, tuple[str, str]]]) -> _Namer:
     def name(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[Any]:
-        keys = _keys(searcher, addresses)
-        prints = _keys(searcher, addresses, "print")
-        if -1 in keys or None in prints:
+        marks = [mark for mark in _keys(searcher, addresses) if mark is not None]
+        if len(marks) < len(addresses):
             raise _Unkeyed
-        found = resolve(keys) if keys else {}
-        out: list[tuple[str, str, int] | None] = []
-        for key, mark in zip(keys, prints, strict=True):
-            known = found.get(key)
-            current = known is not None and _fingerprint(known[1]) == mark
-            out.append((known[0], "", key) if current and known is not None else None)
-        return out
+        found = resolve([key for key, _ in marks]) if marks else {}
+        return [
+            None
+            if (known := found.get(key)) is None or _fingerprint(known[1]) != mark
+            else (known[0], "", key)
+            for key, mark in marks
+        ]
 
     return name
 
 
 def _keys(
-    searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress], column: str = "key"
-) -> list[Any]:
-    """Each document's key (or other column), -1 (None for "print") where it has none."""
+    searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
+) -> list[tuple[int, int] | None]:
+    """Each document's (key, blob fingerprint), None where it has none."""
     if not addresses:
         return []
-    values = searcher.fast_field_values(column, addresses)
-    if column != "key":
-        return list(values)
-    return [-1 if key is None else int(key) for key in values]
+    keys = searcher.fast_field_values("key", addresses)
+    prints = searcher.fast_field_values("print", addresses)
+    return [
+        None if key is None or mark is None else (int(key), int(mark))
+        for key, mark in zip(keys, prints, strict=True)
+    ]
 
 
 def _fingerprint(blob: str) -> int:

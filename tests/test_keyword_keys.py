@@ -29,9 +29,7 @@ FILTERS = [
 def by_entries(index: Index, monkeypatch: pytest.MonkeyPatch, q: str, flt: Filter) -> Any:
     """The keyword half as before keys: hits named from the stored documents."""
     with monkeypatch.context() as patch:
-        patch.setattr(
-            textindex, "_keys", lambda searcher, addresses, column="key": [-1] * len(addresses)
-        )
+        patch.setattr(textindex, "_keys", lambda searcher, addresses: [None] * len(addresses))
         return index.keyword(q, 5, flt)
 
 
@@ -88,7 +86,8 @@ def text_keys(store: Store) -> dict[str, int]:
     searcher = text._main.searcher()
     every = textindex._every(searcher)
     ids = [textindex._id_blob(searcher.doc(address))[0] for address in every]
-    return dict(zip(ids, textindex._keys(searcher, every), strict=True))
+    marks = textindex._keys(searcher, every)
+    return {i: -1 if m is None else m[0] for i, m in zip(ids, marks, strict=True)}
 
 
 def catalog_keys(store: Store) -> dict[str, int]:
