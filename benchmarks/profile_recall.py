@@ -48,7 +48,6 @@ STAGES: list[tuple[Any, str]] = [
     (gitmem.textindex.TextIndex, "search"),
     (gitmem.catalog.Catalog, "owners"),
     (gitmem.catalog.Catalog, "entries"),
-    (gitmem.catalog.Catalog, "ids_of"),
     (gitmem.index.Index, "_best_records"),
     (gitmem.index.Index, "scoring"),
     (gitmem.recall, "_fuse"),

@@ -5,10 +5,11 @@ SQLite (the standard library's) in WAL mode: a reader sees one committed state w
 updater writes the next, and the commit stamp moves in the same transaction as the rows.
 
 Beside the tables, the row facts (`RowFacts`): what the semantic half needs of every vector
-row — its record's key, when the record was updated, its weight, whether it is superseded — as
-packed arrays in one table, rewritten by every write transaction with the rows they describe.
-The semantic half ranks 100k rows and then needs these facts for its best few hundred: as
-arrays they cost a look-up in memory, not a query per record (~5 ms of a recall at 100k).
+row — its record's key and id, when the record was updated, its weight, whether it is
+superseded — as packed arrays in one table, rewritten by every write transaction with the rows
+they describe. The semantic half ranks 100k rows and then needs these facts for its best few
+hundred: as arrays they cost a look-up in memory, not a query per record (~5 ms of a recall at
+100k; the ids alone, asked by key, were ~1.2 ms of it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sqlite3
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,6 +43,8 @@ _GONE = "superseded"  # the status Filter leaves out unless asked (see RowFacts)
 _STAMP = "stamp"  # the row_facts part that says what they were written for (Catalog._stamp)
 VECTORS = "vectors.f32"  # the vector file's name until a compaction names another
 _FACT_TYPES = {"key": "q", "updated": "q", "weight": "d", "superseded": "b"}  # array typecodes
+# The ids: each row's record id (UTF-8), one after another in one part, and where each ends.
+_ID_TEXT, _ID_ENDS = "ids", "id_ends"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -156,48 +160,95 @@ class RowFacts:
     """Facts of each vector row, by row number: `key` is the rowid of the row's record in the
     records table (-1: a dead row, whose record changed or left), `updated` and `weight` are
     the record's, `superseded` is 1 for a superseded record (what `Filter.admits` leaves out by
-    default). Stdlib arrays here; gitmem.vectors reads the same bytes with numpy."""
+    default), and `id_of(row)` is the record's id ("" for a dead row). Stdlib arrays here;
+    gitmem.vectors reads the same bytes with numpy. The ids stay one block of bytes until a
+    writer changes a row: a reader asks a few hundred of 100k, and splitting them all would
+    cost more than the look-ups it saves."""
 
     def __init__(self, parts: dict[str, array[Any]] | None = None) -> None:
         self.parts = parts or {name: array(code) for name, code in _FACT_TYPES.items()}
+        self._ids: list[str] | None = None if parts else []  # a writer's, once it changes one
+        self._id_text = b""
+        self._id_ends = array("q")
 
     @classmethod
     def from_bytes(cls, data: dict[str, bytes]) -> RowFacts | None:
         """The facts `data` holds, or None when a part is missing or the parts disagree."""
-        if set(data) != set(_FACT_TYPES):
+        if set(data) != {*_FACT_TYPES, _ID_TEXT, _ID_ENDS}:
             return None
         parts = {}
-        for name, code in _FACT_TYPES.items():
+        for name, code in {**_FACT_TYPES, _ID_ENDS: "q"}.items():
             part = array(code)
             if len(data[name]) % part.itemsize:
                 return None
             part.frombytes(data[name])
             parts[name] = part
-        if len({len(part) for part in parts.values()}) != 1:
+        ends = parts.pop(_ID_ENDS)
+        if len({len(part) for part in parts.values()} | {len(ends)}) != 1:
             return None
-        return cls(parts)
+        if (ends[-1] if ends else 0) != len(data[_ID_TEXT]) or (len(ends) and ends[0] < 0):
+            return None
+        facts = cls(parts)
+        facts._id_text, facts._id_ends = data[_ID_TEXT], ends
+        return facts
 
     def to_bytes(self) -> dict[str, bytes]:
-        return {name: part.tobytes() for name, part in self.parts.items()}
+        text, ends = self._id_text, self._id_ends
+        if self._ids is not None:
+            encoded = [rid.encode() for rid in self._ids]
+            text, ends = b"".join(encoded), array("q", accumulate(map(len, encoded)))
+        return {
+            **{name: part.tobytes() for name, part in self.parts.items()},
+            _ID_TEXT: text,
+            _ID_ENDS: ends.tobytes(),
+        }
 
     def __len__(self) -> int:
         return len(self.parts["key"])
 
-    def put(self, row: int, key: int, updated: int, weight: float, superseded: bool) -> None:
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowFacts):
+            return NotImplemented
+        return self.parts == other.parts and self.ids() == other.ids()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def id_of(self, row: int) -> str:
+        """The id of the record row `row` belongs to ("" for a dead row)."""
+        if self._ids is not None:
+            return self._ids[row]
+        ends = self._id_ends
+        return self._id_text[ends[row - 1] if row else 0 : ends[row]].decode()
+
+    def ids(self) -> list[str]:
+        """Every row's record id, by row (a writer's list: changing a row changes it)."""
+        if self._ids is None:
+            text, ends = self._id_text, self._id_ends
+            self._ids = [
+                text[start:end].decode() for start, end in zip([0, *ends], ends, strict=False)
+            ]
+        return self._ids
+
+    def put(
+        self, row: int, key: int, updated: int, weight: float, superseded: bool, rid: str
+    ) -> None:
+        ids = self.ids()
         short = row + 1 - len(self)
         if short > 0:  # rows past the end: dead until set
             for name, part in self.parts.items():
                 part.extend([-1 if name == "key" else 0] * short)
+            ids.extend([""] * short)
         parts = self.parts
         parts["key"][row] = key
         parts["updated"][row] = updated
         parts["weight"][row] = weight
         parts["superseded"][row] = int(superseded)
+        ids[row] = rid
 
     def kill(self, row: int) -> None:
         """Mark a row dead (its facts as a row never set: one form for equal facts)."""
         if row < len(self):
-            self.put(row, -1, 0, 0.0, False)
+            self.put(row, -1, 0, 0.0, False, "")
 
     def renumbered(self, mapping: dict[int, int]) -> RowFacts:
         """The facts after compaction moved row `old` to `mapping[old]` (others are dead)."""
@@ -211,6 +262,7 @@ class RowFacts:
                     parts["updated"][old],
                     parts["weight"][old],
                     bool(parts["superseded"][old]),
+                    self.id_of(old),
                 )
         return fresh
 
@@ -315,7 +367,9 @@ class Catalog:
             for n, (record, _, _, rows) in enumerate(add):
                 updated = int(record.updated.timestamp())
                 for row in rows:
-                    facts.put(row, first + n, updated, record.weight, record.status == _GONE)
+                    facts.put(
+                        row, first + n, updated, record.weight, record.status == _GONE, record.id
+                    )
             # Never below what reserve_keys gave out.
             self.set_meta({**meta, "next_key": str(max(first + len(add), reserved))})
             self._store_facts(facts)
@@ -361,13 +415,15 @@ class Catalog:
     def _stored_facts(self) -> RowFacts | None:
         try:
             found = {
-                str(name): bytes(data)
+                str(name): data
                 for name, data in self._db.execute("SELECT part, data FROM row_facts")
             }
-        except sqlite3.OperationalError:  # no such table: written by an older gitmem
+        except sqlite3.OperationalError:  # no such table (an older gitmem), or text not UTF-8
             return None
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(str(exc)) from exc
+        if not all(isinstance(data, bytes) for data in found.values()):  # text: damaged
+            return None
         if found.pop(_STAMP, b"").decode(errors="replace") != self._stamp():
             return None
         return RowFacts.from_bytes(found)
@@ -376,14 +432,14 @@ class Catalog:
         """The row facts as the tables state them (what the stored ones must equal)."""
         facts = RowFacts()
         query = (
-            "SELECT chunks.row, records.rowid, records.updated, records.weight, records.status"
-            " FROM chunks JOIN records ON records.id = chunks.id ORDER BY chunks.row"
+            "SELECT chunks.row, records.rowid, records.updated, records.weight, records.status,"
+            " records.id FROM chunks JOIN records ON records.id = chunks.id ORDER BY chunks.row"
         )
-        for row, key, updated, weight, status in self._db.execute(query):
-            facts.put(row, key, updated, weight, status == _GONE)
+        for row, key, updated, weight, status, rid in self._db.execute(query):
+            facts.put(row, key, updated, weight, status == _GONE, rid)
         top = self._db.execute("SELECT max(row) FROM chunks").fetchone()[0]
         if top is not None and len(facts) <= top:
-            facts.put(top, -1, 0, 0.0, False)
+            facts.put(top, -1, 0, 0.0, False, "")
         return facts
 
     # --- reading ---------------------------------------------------------------------------
@@ -403,16 +459,6 @@ class Catalog:
         finally:
             self._db.execute("COMMIT")
         return None if facts is None else StoredFacts(facts, vectors, rows)
-
-    def ids_of(self, keys: Iterable[int]) -> dict[int, str]:
-        """Record id of each key (a records rowid) that is still there."""
-        wanted = list(keys)
-        out: dict[int, str] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            query = f"SELECT rowid, id FROM records WHERE rowid IN ({','.join('?' * len(part))})"
-            out.update({int(k): str(i) for k, i in self._db.execute(query, part)})
-        return out
 
     def admitted(self, keys: Sequence[int], flt: Filter) -> dict[int, tuple[str, str, int, float]]:
         """(id, blob, updated, weight) of each key (a records rowid) whose record `flt`

@@ -554,11 +554,10 @@ class Index:
 
     def _best_records(self, ranking: Any, rows: Any, n: int) -> list[tuple[str, float]]:
         """The top `n` records by their best row, when `ranking` holds only rows the filter
-        admits: as _best_chunks, with the row facts instead of the catalog's rows."""
-        assert self._catalog is not None
+        admits: as _best_chunks, with the row facts (ids included) instead of the catalog's
+        rows. A record another process removed since the facts were read still ranks here;
+        recall leaves it out when it finds no entry for it."""
         want = n + n // 2
-        ids: dict[int, str] = {}
-        gone: set[int] = set()  # keys the catalog no longer has (another process's update)
         while True:
             pairs = ranking.top(want)
             best: dict[int, tuple[float, int]] = {}  # record key: (best score, its row)
@@ -567,20 +566,15 @@ class Index:
                 if cut is not None and score < cut:
                     break
                 key = int(rows.key[row])
-                if key not in best and key not in gone:
+                if key not in best:
                     best[key] = (score, row)
                     if len(best) == n:
                         cut = score
-            ids.update(self._catalog.ids_of([key for key in best if key not in ids]))
-            missing = {key for key in best if key not in ids}
-            if missing:  # counted toward n but not there: look again without them
-                gone |= missing
-                continue
             if len(best) >= n or len(pairs) < want:
                 break
             want *= 4
         ranked = sorted(
-            ((ids[key], score, row) for key, (score, row) in best.items()),
+            ((rows.id_of(row), score, row) for score, row in best.values()),
             key=lambda hit: (-hit[1], hit[0]),
         )[:n]
         if len(self._scoring_cache) > 200_000:
@@ -600,7 +594,8 @@ class Index:
             rows = self._matrix.shape[0]
             self._rows = False
             if stored is not None and stored.vectors == self._matrix_name:  # the mapped file's
-                self._rows = RowArrays.of(stored.facts.parts, rows) or False
+                facts = stored.facts
+                self._rows = RowArrays.of(facts.parts, rows, facts.id_of) or False
         return self._rows or None
 
     def _best_chunks(self, pairs: list[tuple[int, float]], n: int, flt: Filter) -> dict[str, float]:
@@ -692,6 +687,7 @@ class _FactsView:
     """The row facts' stdlib arrays under the names `_best_records` reads (as RowArrays)."""
 
     def __init__(self, facts: RowFacts) -> None:
+        self.id_of = facts.id_of
         self.key = facts.parts["key"]
         self.updated = facts.parts["updated"]
         self.weight = facts.parts["weight"]

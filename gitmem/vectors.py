@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -100,10 +100,12 @@ def top_rows(
 
 class RowArrays:
     """The catalog's row facts (gitmem.catalog.RowFacts: packed arrays of what each vector row
-    is) read as numpy arrays without a copy, for the first `rows` rows; None from `of` when
-    the facts do not cover them (then the caller asks the catalog row by row)."""
+    is) read as numpy arrays without a copy, for the first `rows` rows, and `id_of` their
+    record ids; None from `of` when the facts do not cover them (then the caller asks the
+    catalog row by row)."""
 
-    def __init__(self, parts: Mapping[str, Any], rows: int) -> None:
+    def __init__(self, parts: Mapping[str, Any], rows: int, id_of: Callable[[int], str]) -> None:
+        self.id_of = id_of
         self.key = np.frombuffer(parts["key"], dtype=np.int64)[:rows]
         self.updated = np.frombuffer(parts["updated"], dtype=np.int64)[:rows]
         self.weight = np.frombuffer(parts["weight"], dtype=np.float64)[:rows]
@@ -112,11 +114,13 @@ class RowArrays:
         self.hidden = self.dead | (superseded != 0)  # ... and of one without superseded records
 
     @classmethod
-    def of(cls, parts: Mapping[str, Any], rows: int) -> RowArrays | None:
+    def of(
+        cls, parts: Mapping[str, Any], rows: int, id_of: Callable[[int], str]
+    ) -> RowArrays | None:
         sizes = {len(part) for part in parts.values()}
         if len(sizes) != 1 or sizes.pop() < rows:
             return None
-        return cls(parts, rows)
+        return cls(parts, rows, id_of)
 
 
 class Ranking:

@@ -51,13 +51,13 @@ def assert_facts_rewritten_by_a_write(store: Store) -> None:
     store.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
     assert store.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
     stored, computed = stored_and_computed(store)
-    assert stored is not None and stored.parts == computed.parts
+    assert stored is not None and stored == computed
 
 
 def test_row_facts_say_what_the_tables_say_after_every_kind_of_write(edited: Store) -> None:
     stored, computed = stored_and_computed(edited)
     assert stored is not None
-    assert stored.parts == computed.parts
+    assert stored == computed
     keys = stored.parts["key"]
     assert -1 in keys  # the edits left dead rows
     assert 1 in stored.parts["superseded"]  # the superseded record's rows say so
@@ -73,7 +73,7 @@ def test_row_facts_follow_a_compaction(edited: Store) -> None:
         edited.recall("friday")
     assert [p.name for p in index.glob("vectors*.f32")] != ["vectors.f32"]  # compacted
     stored, computed = stored_and_computed(edited)
-    assert stored is not None and stored.parts == computed.parts
+    assert stored is not None and stored == computed
 
 
 def test_keys_are_never_reused(edited: Store) -> None:
@@ -148,7 +148,10 @@ def test_a_catalog_without_row_facts_answers_alike_and_gains_them_at_its_next_up
     assert_facts_rewritten_by_a_write(old)
 
 
-@pytest.mark.parametrize("damage", ["short-part", "missing-part", "ragged"])
+@pytest.mark.parametrize(
+    "damage",
+    ["short-part", "missing-part", "ragged", "text", "no-ids", "short-ids", "ids-past-text"],
+)
 def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
     edited: Store,
     tiny_model_dir: Path,  # noqa: F811
@@ -162,11 +165,33 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
             db.execute("UPDATE row_facts SET data = substr(data, 1, 2) WHERE part = 'superseded'")
         elif damage == "missing-part":
             db.execute("DELETE FROM row_facts WHERE part = 'weight'")
-        else:  # bytes that are no whole number of items
-            db.execute("UPDATE row_facts SET data = data || x'00' WHERE part = 'key'")
+        elif damage == "ragged":  # bytes that are no whole number of items
+            db.execute("UPDATE row_facts SET data = CAST(data || x'00' AS BLOB) WHERE part = 'key'")
+        elif damage == "text":  # a part stored as text (what || makes of blobs)
+            db.execute("UPDATE row_facts SET data = data || '' WHERE part = 'ids'")
+        elif damage == "no-ids":  # as a gitmem from before the ids were in the facts wrote
+            db.execute("DELETE FROM row_facts WHERE part IN ('ids', 'id_ends')")
+        elif damage == "short-ids":
+            db.execute("UPDATE row_facts SET data = substr(data, 1, 3) WHERE part = 'ids'")
+        else:  # the ends point past the text
+            db.execute("UPDATE row_facts SET data = CAST(data || x'00' AS BLOB) WHERE part = 'ids'")
     other = reopened(edited.root, tiny_model_dir)
     assert answers(other) == before
     assert_facts_rewritten_by_a_write(other)
+
+
+def test_row_facts_keep_each_rows_id_through_their_bytes() -> None:
+    facts = RowFacts()
+    facts.put(2, 7, 100, 1.0, False, "caf\u00e9-1")  # rows 0 and 1 dead until set
+    facts.put(0, 5, 50, 2.0, True, "a")
+    back = RowFacts.from_bytes(facts.to_bytes())
+    assert back is not None and back == facts
+    assert [back.id_of(row) for row in range(3)] == ["a", "", "caf\u00e9-1"]
+    back.kill(2)
+    assert back != facts and back.ids() == ["a", "", ""]
+    moved = RowFacts.from_bytes(facts.renumbered({2: 0, 0: 1}).to_bytes())
+    assert moved is not None and moved.ids() == ["caf\u00e9-1", "a"]
+    assert list(moved.parts["key"]) == [7, 5]
 
 
 def write_as_an_older_gitmem(store: Store, sql: list[str]) -> None:
@@ -201,7 +226,7 @@ def test_facts_an_older_gitmem_left_behind_are_not_trusted(
     catalog = catalog_of(edited)
     try:
         assert catalog.row_facts() is None  # written for another commit or file
-        assert catalog._facts_to_write().parts == catalog.computed_facts().parts
+        assert catalog._facts_to_write() == catalog.computed_facts()
         assert catalog._next_key() > max(
             k for (k,) in catalog._db.execute("SELECT rowid FROM records")
         )
@@ -213,21 +238,23 @@ def test_facts_an_older_gitmem_left_behind_are_not_trusted(
         assert_facts_rewritten_by_a_write(other)
 
 
-def test_a_key_gone_from_the_catalog_does_not_count_toward_n(
-    edited: Store, monkeypatch: pytest.MonkeyPatch
+def test_a_record_gone_from_the_catalog_is_left_out_of_recall(
+    edited: Store,
+    tiny_model_dir: Path,  # noqa: F811
 ) -> None:
     """Row facts a moment older than the tables (another process's update in between) may
-    name a record that is gone: the semantic half looks further instead of returning less."""
-    index = edited.index()
-    full = index.semantic("webhook retry deliveries", 4, Filter())
-    assert full is not None and len(full) == 4
-    first = full[0][0]
-    real = Catalog.ids_of
-
-    def without_first(self: Catalog, keys: Any) -> dict[int, str]:
-        return {k: rid for k, rid in real(self, keys).items() if rid != first}
-
-    monkeypatch.setattr(Catalog, "ids_of", without_first)
-    later = index.semantic("webhook retry deliveries", 4, Filter())
-    assert later is not None and len(later) == 4 and first not in dict(later)
-    assert later[:3] == full[1:]
+    name a record that is gone: the semantic half ranks it from the facts, ids included, and
+    recall, finding no entry for it, returns the next one instead of fewer hits."""
+    query = "webhook retry deliveries"
+    full = edited.recall(query, mode="semantic", limit=4)
+    assert len(full.hits) == 4
+    first = full.hits[0].id
+    with sqlite3.connect(edited.cache_dir / "index" / "catalog.sqlite") as db:
+        db.execute("DELETE FROM records WHERE id = ?", (first,))  # the facts still name it
+    other = reopened(edited.root, tiny_model_dir)
+    index = other.index()
+    ranked = index.semantic(query, 4, Filter())
+    assert ranked is not None and ranked[0][0] == first  # from the facts
+    later = other.recall(query, mode="semantic", limit=4)
+    assert len(later.hits) == 4 and first not in {hit.id for hit in later.hits}
+    assert [hit.id for hit in later.hits[:3]] == [hit.id for hit in full.hits[1:]]
