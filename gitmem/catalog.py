@@ -215,10 +215,15 @@ class RowFacts:
 
     def id_of(self, row: int) -> str:
         """The id of the record row `row` belongs to ("" for a dead row)."""
+        return self.ids_of([row])[0]
+
+    def ids_of(self, rows: Iterable[int]) -> list[str]:
+        """The ids of the records `rows` belong to, in their order."""
         if self._ids is not None:
-            return self._ids[row]
-        ends = self._id_ends
-        return self._id_text[ends[row - 1] if row else 0 : ends[row]].decode()
+            ids = self._ids
+            return [ids[row] for row in rows]
+        text, ends = self._id_text, self._id_ends
+        return [text[ends[row - 1] if row else 0 : ends[row]].decode() for row in rows]
 
     def ids(self) -> list[str]:
         """Every row's record id, by row (a writer's list: changing a row changes it)."""

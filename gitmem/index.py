@@ -562,10 +562,10 @@ class Index:
             pairs = ranking.top(want)
             best: dict[int, tuple[float, int]] = {}  # record key: (best score, its row)
             cut = None
-            for row, score in pairs:
+            keys = rows.take("key", [row for row, _ in pairs])
+            for (row, score), key in zip(pairs, keys, strict=True):
                 if cut is not None and score < cut:
                     break
-                key = int(rows.key[row])
                 if key not in best:
                     best[key] = (score, row)
                     if len(best) == n:
@@ -573,14 +573,20 @@ class Index:
             if len(best) >= n or len(pairs) < want:
                 break
             want *= 4
-        ranked = sorted(
-            ((rows.id_of(row), score, row) for score, row in best.values()),
-            key=lambda hit: (-hit[1], hit[0]),
-        )[:n]
+        # By score, as the pairs came; equal scores (ties) by id, for the same answer whatever
+        # the rows' order in the file.
+        kept = list(best.values())
+        ids = rows.ids_of([row for _, row in kept])
+        ranked = [(rid, score, row) for rid, (score, row) in zip(ids, kept, strict=True)]
+        if len({score for score, _ in kept}) < len(kept):
+            ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+        ranked = ranked[:n]
         if len(self._scoring_cache) > 200_000:
             self._scoring_cache.clear()
-        for rid, _, row in ranked:
-            self._scoring_cache[rid] = (int(rows.updated[row]), float(rows.weight[row]))
+        chosen = [row for _, _, row in ranked]
+        facts = zip(rows.take("updated", chosen), rows.take("weight", chosen), strict=True)
+        for (rid, _, _), (updated, weight) in zip(ranked, facts, strict=True):
+            self._scoring_cache[rid] = (int(updated), float(weight))
         return [(rid, score) for rid, score, _ in ranked]
 
     def _row_arrays(self) -> Any:
@@ -595,7 +601,7 @@ class Index:
             self._rows = False
             if stored is not None and stored.vectors == self._matrix_name:  # the mapped file's
                 facts = stored.facts
-                self._rows = RowArrays.of(facts.parts, rows, facts.id_of) or False
+                self._rows = RowArrays.of(facts.parts, rows, facts.ids_of) or False
         return self._rows or None
 
     def _best_chunks(self, pairs: list[tuple[int, float]], n: int, flt: Filter) -> dict[str, float]:
@@ -684,13 +690,15 @@ class Index:
 
 
 class _FactsView:
-    """The row facts' stdlib arrays under the names `_best_records` reads (as RowArrays)."""
+    """The row facts' stdlib arrays as `_best_records` reads them (as vectors.RowArrays)."""
 
     def __init__(self, facts: RowFacts) -> None:
-        self.id_of = facts.id_of
-        self.key = facts.parts["key"]
-        self.updated = facts.parts["updated"]
-        self.weight = facts.parts["weight"]
+        self.ids_of = facts.ids_of
+        self._parts = facts.parts
+
+    def take(self, part: str, rows: list[int]) -> list[Any]:
+        values = self._parts[part]
+        return [values[row] for row in rows]
 
 
 def _cached(

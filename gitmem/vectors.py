@@ -100,12 +100,14 @@ def top_rows(
 
 class RowArrays:
     """The catalog's row facts (gitmem.catalog.RowFacts: packed arrays of what each vector row
-    is) read as numpy arrays without a copy, for the first `rows` rows, and `id_of` their
+    is) read as numpy arrays without a copy, for the first `rows` rows, and `ids_of` their
     record ids; None from `of` when the facts do not cover them (then the caller asks the
     catalog row by row)."""
 
-    def __init__(self, parts: Mapping[str, Any], rows: int, id_of: Callable[[int], str]) -> None:
-        self.id_of = id_of
+    def __init__(
+        self, parts: Mapping[str, Any], rows: int, ids_of: Callable[[list[int]], list[str]]
+    ) -> None:
+        self.ids_of = ids_of
         self.key = np.frombuffer(parts["key"], dtype=np.int64)[:rows]
         self.updated = np.frombuffer(parts["updated"], dtype=np.int64)[:rows]
         self.weight = np.frombuffer(parts["weight"], dtype=np.float64)[:rows]
@@ -113,14 +115,19 @@ class RowArrays:
         self.dead = self.key < 0  # rows to leave out of every ranking ...
         self.hidden = self.dead | (superseded != 0)  # ... and of one without superseded records
 
+    def take(self, part: str, rows: list[int]) -> list[Any]:
+        """The `part` ("key", "updated" or "weight") of each of `rows`, as Python numbers."""
+        values: list[Any] = getattr(self, part)[rows].tolist()
+        return values
+
     @classmethod
     def of(
-        cls, parts: Mapping[str, Any], rows: int, id_of: Callable[[int], str]
+        cls, parts: Mapping[str, Any], rows: int, ids_of: Callable[[list[int]], list[str]]
     ) -> RowArrays | None:
         sizes = {len(part) for part in parts.values()}
         if len(sizes) != 1 or sizes.pop() < rows:
             return None
-        return cls(parts, rows, id_of)
+        return cls(parts, rows, ids_of)
 
 
 class Ranking:
@@ -172,10 +179,10 @@ class Ranking:
         else:
             picked = np.arange(size)
         rows = picked if self._index is None else self._index[picked]
+        best = scores[picked]
+        order = np.lexsort((rows, -best))  # by score, best first, then by row
         # tolist: Python numbers in one call (a float32 becomes the float it is exactly).
-        pairs = list(zip(rows.tolist(), scores[picked].tolist(), strict=True))
-        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
-        return pairs
+        return list(zip(rows[order].tolist(), best[order].tolist(), strict=True))
 
 
 _SAMPLE_STEP = 16
