@@ -123,6 +123,15 @@ def _placeholder(value: str) -> bool:
     return _PLACEHOLDER.search(value.lower()) is not None
 
 
+def _mostly_stand_in(value: str) -> bool:
+    """Whether stand-in words (p@ssw0rd2024, changeme_test) are most of `value`: inside a
+    random value the same letters turn up by chance ("gT35t" reads as "gtest", "cUFa1se" as
+    "cufalse"), and a secret that merely contains one is still a secret."""
+    found = _STAND_IN.finditer(value.lower().translate(_LEET))
+    stand_in = sum(len(m.group()) for m in found)
+    return stand_in > 0 and stand_in * 5 >= len(value) * 2
+
+
 def _random_enough(value: str, *, password: bool = False) -> bool:
     """Whether an assignment's value looks like a real secret rather than a name or stand-in."""
     if not (8 if password else 12) <= len(value) <= 400 or _SPACE.search(value):
@@ -142,10 +151,7 @@ def _random_enough(value: str, *, password: bool = False) -> bool:
         upper = sum(c.isupper() for c in value)
         if not 0.35 * len(value) < upper < len(value):
             return False
-    # A stand-in word (p@ssw0rd2024, changeme_test) is most of the value; inside a long random
-    # value the same letters turn up by chance ("gT35t" reads as "gtest").
-    stand_in = sum(len(m.group()) for m in _STAND_IN.finditer(low.translate(_LEET)))
-    if stand_in and stand_in * 5 >= len(value) * 2:
+    if _mostly_stand_in(value):
         return False
     classes, entropy = _classes(value), _entropy(value)
     if password:
@@ -212,7 +218,7 @@ def _user_password(match: re.Match[str], text: str) -> str | None:
     user, secret = match.group("user"), _secret(match, text)
     if len(secret) < 6 or secret == user or secret[0] in "$%{[" or _placeholder(secret):
         return None  # too short to matter, the dev default "guest:guest", or a template
-    if _STAND_IN.search(secret.lower().translate(_LEET)):
+    if _mostly_stand_in(secret):
         return None
     return "connection-string" if match.re is _URL_PASSWORD else "basic-auth"
 
