@@ -45,6 +45,7 @@ Progress = Callable[[int, int], None]
 RECORDS_DIR = "records"  # gitmem.store's (a test holds them together), without importing it
 _BATCH = 2000
 _LOCK_TIMEOUT = 300.0
+_OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._load)
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -203,23 +204,52 @@ class Index:
             except (CatalogCorrupt, OSError):
                 pass
             self._close()
-        if not (self.root / "catalog.sqlite").exists():
-            return "is missing"
+        for _ in range(_OPEN_TRIES):
+            try:
+                generation = self._generation()
+            except FileNotFoundError:
+                return "is missing"
+            opened = self._open_parts()
+            if isinstance(opened, str):
+                return opened
+            catalog, text = opened
+            if self._same_generation(generation):
+                break
+            # Another process's rebuild swapped its directory in between the opens: the
+            # catalog may be the old build's and the text index the new one's.
+            catalog.close()
+        else:
+            return "kept changing while it was opened (another process was rebuilding it)"
+        self._catalog, self._text = catalog, text
+        self._loaded_generation = generation
+        return None
+
+    def _open_parts(self) -> tuple[Catalog, TextIndex] | str:
+        """The catalog and the text index, or what is wrong with them."""
         try:
             catalog = Catalog(self.root / "catalog.sqlite")
-            text = TextIndex.open(self.root / "text")
-        except (CatalogCorrupt, TextIndexCorrupt) as exc:
+        except CatalogCorrupt as exc:
             return f"is unreadable ({exc})"
-        if catalog.meta("model") != self.model_name:
+        try:
+            text = TextIndex.open(self.root / "text")
+            built, commit = catalog.meta("model"), catalog.meta("commit")
+        except (CatalogCorrupt, TextIndexCorrupt) as exc:
             catalog.close()
-            built = catalog.meta("model") or "no model"
-            return f"was built with {built}, not {self.model_name or 'no model'}"
-        if catalog.meta("commit") is None:
+            return f"is unreadable ({exc})"
+        if built != self.model_name or commit is None:
             catalog.close()
+            if built != self.model_name:
+                return f"was built with {built or 'no model'}, not {self.model_name or 'no model'}"
             return "was never finished"
-        self._catalog, self._text = catalog, text
-        self._loaded_generation = self._generation()
-        return None
+        return catalog, text
+
+    def _same_generation(self, generation: int) -> bool:
+        """Whether the build in place is still `generation` (a rebuild never reuses the
+        inode of the catalog it replaces: the new one exists before the old one goes)."""
+        try:
+            return self._generation() == generation
+        except FileNotFoundError:
+            return False
 
     def _generation(self) -> int:
         """Which build of the index is in place: a rebuild swaps in a new directory."""
@@ -495,6 +525,8 @@ class Index:
         from gitmem.vectors import Ranking, query_row
 
         matrix = self._vector_matrix()
+        if matrix is None:  # the index was rebuilt under this reader (see _vector_matrix)
+            return []
         q = query_row(self.model.encode_query(query))
         allowed = self.allowed(flt)
         rows = self._row_arrays() if flt.status_only else None
@@ -541,6 +573,8 @@ class Index:
         hide = literank.hidden_rows(key, superseded, rows, flt.include_superseded)
         try:
             ranking = literank.LiteRanking(path, rows, dim, self.model.encode_query(query), hide)
+            if not self._same_generation(self._loaded_generation):
+                return []  # the file ranked may be a newer build's (see _vector_matrix)
             return self._best_records(ranking, _FactsView(facts), n)
         except literank.Unranked:
             return None
@@ -660,7 +694,8 @@ class Index:
         return out
 
     def _vector_matrix(self) -> Any:
-        """The live part of the vector file, mapped once per size of the file."""
+        """The live part of the vector file, mapped once per size of the file; None when
+        the file in place is no longer the build this reader's catalog describes."""
         assert self._catalog is not None
         vectors = self._vectors_file()
         rows = min(vectors.rows(), self._catalog.next_row())
@@ -670,7 +705,18 @@ class Index:
         except FileNotFoundError:
             key = (rows, 0, 0)
         if key != self._matrix_key:
-            self._matrix, self._matrix_key = vectors.matrix(rows), key
+            try:
+                matrix = vectors.matrix(rows)
+            except (ValueError, OSError):  # shorter than `rows` said: a new build's, or damaged
+                if self._same_generation(self._loaded_generation):
+                    raise
+                matrix = None
+            if matrix is None or not self._same_generation(self._loaded_generation):
+                # Another process's rebuild swapped its directory in since this reader
+                # opened the catalog: the file may be the new build's, whose rows the
+                # catalog does not describe. None this once; the next read reopens all.
+                return None
+            self._matrix, self._matrix_key = matrix, key
             self._matrix_name = vectors.path.name
             # Another process's compaction renumbers rows into a new file under the same stamp.
             self._owner_cache.clear()

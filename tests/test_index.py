@@ -8,6 +8,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git
@@ -16,6 +17,8 @@ from gitmem import embedding
 from gitmem.api import Store
 from gitmem.catalog import Filter
 from gitmem.index import ModelRef
+from gitmem.textindex import TextIndex
+from gitmem.vectors import VectorFile
 
 QUERIES = [
     "retry webhook deliveries",
@@ -278,3 +281,81 @@ def test_a_model_named_in_config_is_used(store_path: Path, tiny_model_dir: Path)
     result = store.recall("retry webhook deliveries")
     assert result.mode == "hybrid" and not result.notices
     assert result.hits[0].semantic_rank is not None
+
+
+def laid_out_by_catch_up(store: Store) -> None:
+    """An index whose rows a catch-up laid out: a record's edit leaves its old rows dead
+    and appends new ones, so a rebuild of the same commit numbers rows otherwise."""
+    answers(store)
+    rid = store.recall("PAY-1423", limit=1).hits[0].id
+    store.amend(rid, {"abstract": "Friday deploys broke checkout"})
+    answers(store)
+
+
+def test_a_reader_opening_the_index_while_another_process_swaps_in_a_rebuild(
+    searchable: Store, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild lands between the reader's opening of the catalog and of the text index:
+    the reader must not pair the old build's catalog with the new build's files."""
+    laid_out_by_catch_up(searchable)
+    reader = reopened(searchable.root, tiny_model_dir)
+    other = reopened(searchable.root, tiny_model_dir)
+    real_open = TextIndex.open.__func__  # type: ignore[attr-defined]
+    swapped: list[bool] = []
+
+    def open_while_rebuilt(cls: type[TextIndex], directory: Path) -> TextIndex:
+        if not swapped:
+            swapped.append(True)
+            other.rebuild()
+        return real_open(cls, directory)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TextIndex, "open", classmethod(open_while_rebuilt))
+    raced = answers(reader)
+    monkeypatch.undo()
+    assert swapped
+    assert raced == answers(reopened(searchable.root, tiny_model_dir))
+
+
+@pytest.mark.parametrize("grown", [False, True], ids=["same-commit", "records-added"])
+def test_a_reader_mapping_vectors_after_another_process_swapped_in_a_rebuild(
+    searchable: Store, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, grown: bool
+) -> None:
+    """The rebuild lands after the reader opened the catalog and before it maps the vector
+    file (a shorter file, or one as long with other rows): it ranks no vectors that once
+    rather than the new build's against its catalog."""
+    laid_out_by_catch_up(searchable)
+    store = reopened(searchable.root, tiny_model_dir)
+    reader = store.index()  # the catalog and the text index open, the vectors not mapped
+    other = reopened(searchable.root, tiny_model_dir)
+    real_matrix = VectorFile.matrix
+
+    def matrix_after_rebuild(self: VectorFile, rows: int) -> Any:
+        monkeypatch.setattr(VectorFile, "matrix", real_matrix)
+        if grown:
+            for n in range(3):
+                other.record("fact", f"Deploy window {n} is Friday noon.", title=f"Window {n}")
+        other.rebuild()
+        return real_matrix(self, rows)
+
+    monkeypatch.setattr(VectorFile, "matrix", matrix_after_rebuild)
+    raced = reader.semantic("friday deploy", 6, Filter())
+    assert VectorFile.matrix is real_matrix  # the rebuild did land in the race
+    fresh = dict(other.index().semantic("friday deploy", 20, Filter()) or [])
+    assert len(fresh) >= 6
+    assert raced is not None and all(fresh.get(rid) == score for rid, score in raced)
+    assert answers(store) == answers(reopened(searchable.root, tiny_model_dir))  # reopened
+
+
+def test_an_index_built_with_another_model_is_rebuilt_with_a_notice(
+    searchable: Store, tiny_model_dir: Path
+) -> None:
+    before = answers(searchable)
+    built = searchable.index().model_name
+    other = Store.open(searchable.root)
+    other.use_model(ModelRef.from_folder("renamed", tiny_model_dir))
+    result = other.recall("retry webhook deliveries")
+    wanted = f"search index was built with {built}, not {other.index().model_name}"
+    assert [n for n in result.notices if "search index" in n] == [
+        f"{wanted}; rebuilding it from git"
+    ]
+    assert answers(other) == before  # the same vectors under another name
