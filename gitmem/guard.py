@@ -123,13 +123,34 @@ def _placeholder(value: str) -> bool:
     return _PLACEHOLDER.search(value.lower()) is not None
 
 
+def _stand_in_mask(value: str) -> list[bool]:
+    """Which characters of `value` belong to a stand-in word, read as written (12345) or
+    with digits and symbols read as letters (p@ssw0rd)."""
+    low = value.lower()
+    covered = [False] * len(value)
+    for form in (low, low.translate(_LEET)):  # translate keeps every character's place
+        for match in _STAND_IN.finditer(form):
+            covered[match.start() : match.end()] = [True] * (match.end() - match.start())
+    return covered
+
+
 def _mostly_stand_in(value: str) -> bool:
     """Whether stand-in words (p@ssw0rd2024, changeme_test) are most of `value`: inside a
-    random value the same letters turn up by chance ("gT35t" reads as "gtest", "cUFa1se" as
-    "cufalse"), and a secret that merely contains one is still a secret."""
-    found = _STAND_IN.finditer(value.lower().translate(_LEET))
-    stand_in = sum(len(m.group()) for m in found)
+    long random value the same letters turn up by chance ("gT35t" reads as "gtest")."""
+    stand_in = sum(_stand_in_mask(value))
     return stand_in > 0 and stand_in * 5 >= len(value) * 2
+
+
+def _only_stand_in(value: str) -> bool:
+    """Whether `value` is stand-in words and little else: what is left is digits and
+    symbols (password123, p@ssw0rd2024, secret!) or at most three characters. A password
+    that merely contains one ("cUFa1se!XydGix" reads as "cufalse", "qA7true9") is a
+    password."""
+    covered = _stand_in_mask(value)
+    if not any(covered):
+        return False
+    rest = [char for char, stand_in in zip(value, covered, strict=True) if not stand_in]
+    return len(rest) <= 3 or not any(char.isalpha() for char in rest)
 
 
 def _random_enough(value: str, *, password: bool = False) -> bool:
@@ -218,7 +239,7 @@ def _user_password(match: re.Match[str], text: str) -> str | None:
     user, secret = match.group("user"), _secret(match, text)
     if len(secret) < 6 or secret == user or secret[0] in "$%{[" or _placeholder(secret):
         return None  # too short to matter, the dev default "guest:guest", or a template
-    if _mostly_stand_in(secret):
+    if _only_stand_in(secret):
         return None
     return "connection-string" if match.re is _URL_PASSWORD else "basic-auth"
 
