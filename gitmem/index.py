@@ -155,8 +155,14 @@ class Index:
         all a read needs. The fast recall path (gitmem.quickrecall) asks only this."""
         head = self.store.head()
         if self._load() is None and self._stamp() == head:
-            self._refresh_readers(head)
-            return True
+            try:
+                self._refresh_readers(head)  # the text index reloads by path ...
+            except TextIndexCorrupt:  # ... found between a rebuild's two renames
+                pass
+            else:
+                if self._same_generation(self._loaded_generation):
+                    return True
+            self._close()  # ... or it may now read another build's: open all anew
         return False
 
     def ensure_current(self, progress: Progress | None = None) -> None:
@@ -165,6 +171,7 @@ class Index:
             return
         head = self.store.head()
         with self._locked():
+            self._clear_dead_builds()
             problem = self._load()
             if problem is not None:
                 if self.root.exists():
@@ -177,8 +184,18 @@ class Index:
 
     def rebuild(self, progress: Progress | None = None) -> None:
         with self._locked():
+            self._clear_dead_builds()
             self._rebuild(progress)
         self._refresh_readers(self._stamp())
+
+    def _clear_dead_builds(self) -> None:
+        """Remove the build directories of rebuilds that died (killed, out of disk): builds
+        run under the lock this process holds, so no other is alive, and a partial one can
+        be as large as the whole index."""
+        import shutil  # here: a recall of a current index never takes the lock
+
+        for left in [*self.root.parent.glob("index.new-*"), *self.root.parent.glob("index.old-*")]:
+            shutil.rmtree(left, ignore_errors=True)
 
     def _stamp(self) -> str | None:
         assert self._catalog is not None
@@ -205,16 +222,20 @@ class Index:
                 pass
             self._close()
         for _ in range(_OPEN_TRIES):
-            try:
-                generation = self._generation()
-            except FileNotFoundError:
+            try:  # held open while the parts open, so that no new file can take its inode
+                held = os.open(self.root / "catalog.sqlite", os.O_RDONLY)
+            except OSError:
                 return "is missing"
-            opened = self._open_parts()
-            if isinstance(opened, str):
-                return opened
-            catalog, text = opened
-            if self._same_generation(generation):
-                break
+            try:
+                generation = os.fstat(held).st_ino
+                opened = self._open_parts()
+                if isinstance(opened, str):
+                    return opened
+                catalog, text = opened
+                if self._same_generation(generation):
+                    break
+            finally:
+                os.close(held)
             # Another process's rebuild swapped its directory in between the opens: the
             # catalog may be the old build's and the text index the new one's.
             catalog.close()
@@ -244,11 +265,12 @@ class Index:
         return catalog, text
 
     def _same_generation(self, generation: int) -> bool:
-        """Whether the build in place is still `generation` (a rebuild never reuses the
-        inode of the catalog it replaces: the new one exists before the old one goes)."""
+        """Whether the build in place is still `generation`: a file that is open (the
+        catalog this reader holds) keeps its inode from any new file, and a rebuild's new
+        catalog exists before the old one goes."""
         try:
             return self._generation() == generation
-        except FileNotFoundError:
+        except OSError:
             return False
 
     def _generation(self) -> int:
@@ -311,7 +333,6 @@ class Index:
 
         self._close()
         fresh = self.root.with_name(f"index.new-{os.getpid()}")
-        shutil.rmtree(fresh, ignore_errors=True)
         (fresh / "text").mkdir(parents=True)
         catalog = Catalog(fresh / "catalog.sqlite", create=True)
         catalog.set_meta({"model": self.model_name})
