@@ -106,22 +106,43 @@ class Store(CoreStore):
         limit: int = 10,
         mode: str = "hybrid",
         filter: Filter | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
         now: datetime | None = None,
         options: Options | None = None,
         as_of: str | datetime | None = None,
     ) -> Result:
-        """Ranked hits for `query`: a short list; open the records with `get`. With `as_of`
-        (a datetime, a time as the CLI takes it, or a commit), the memory as it stood then."""
+        """Ranked hits for `query`: a short list; open the records with `get`. `since` and
+        `until` bound when the records were created (a datetime or a time as the CLI takes
+        it; a bare date `until` includes that day) on top of `filter`; the decay's half-life
+        and the fusion come from `options`. With `as_of` (a datetime, a time as the CLI
+        takes it, or a commit), the memory as it stood then. Raises UsageError for a value
+        the CLI would refuse."""
         from gitmem.recall import DEFAULTS, recall
+        from gitmem.searching import check_span, check_types, recall_options
 
         base = options or DEFAULTS
+        flt = filter or base.filter
+        # The CLI's checks (the library reads no environment: `options` carries the decay).
+        checked = recall_options(
+            {"limit": limit, "mode": mode, "since": since, "until": until, "scope": flt.scope},
+            {},
+            types=None,
+        )
+        check_types(flt.types, self.schemas)
+        bounds = checked.filter
         chosen = replace(
             base,
-            limit=limit,
-            mode=mode,  # type: ignore[arg-type]
-            filter=filter or base.filter,
+            limit=checked.limit,
+            mode=checked.mode,
+            filter=replace(
+                flt,
+                since=flt.since if since is None else bounds.since,
+                until=flt.until if until is None else bounds.until,
+            ),
             now=now or base.now,
         )
+        check_span(chosen.filter)
         if as_of is not None:
             travel = self.time_travel()
             return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))

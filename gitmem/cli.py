@@ -587,6 +587,7 @@ def recall(
     from gitmem.searching import recall_options, result_json
 
     opened = open_store(store)
+    types = sorted(opened.schemas)
     base = recall_options(
         dict(
             mode=mode,
@@ -602,23 +603,56 @@ def recall(
             fusion=fusion,
         ),
         os.environ,
+        types=types,
     )
     if batch is not None:
+        if query is not None:
+            raise UsageError("--batch reads its queries from the file; drop the query argument")
+        if explain:
+            raise UsageError("--batch writes JSON lines, which carry what --explain shows; drop it")
+        text = read_text(batch) if str(batch) != "-" else stdin_text()
+        asked = _batch_lines(text, str(batch), _batch_defaults(base), types)  # all, before any
         said: set[str] = set()
-        for line in _jsonl(read_text(batch) if str(batch) != "-" else stdin_text(), str(batch)):
-            if not isinstance(line, dict) or not isinstance(line.get("query"), str):
-                raise UsageError(f'{batch}: each line needs {{"query": "..."}}')
-            options = recall_options({**_batch_defaults(base), **line}, os.environ)
+        for line, options in asked:
             result = opened.recall(
-                line["query"], options=options, limit=options.limit, mode=options.mode, as_of=as_of
+                line, options=options, limit=options.limit, mode=options.mode, as_of=as_of
             )
             _notices(result.notices, said)
-            display.raw(json.dumps(result_json(line["query"], result), ensure_ascii=False) + "\n")
+            display.raw(json.dumps(result_json(line, result), ensure_ascii=False) + "\n")
         return
     if query is None or not query.strip():
         raise UsageError("recall needs a query (or --batch FILE)")
     result = opened.recall(query, options=base, limit=base.limit, mode=base.mode, as_of=as_of)
     display.recall(query, result, as_json=as_json, explain=explain)
+
+
+def _batch_lines(
+    text: str, name: str, defaults: dict[str, Any], types: Sequence[str]
+) -> list[tuple[str, Any]]:
+    """Each line's query and options, every line checked before any is answered: a bad line
+    is refused with its number and nothing is written."""
+    from gitmem.searching import recall_options
+
+    asked = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{where}: not JSON ({exc.msg}); nothing was searched") from exc
+        if not isinstance(line, dict):
+            raise UsageError(f'{where}: each line is an object, {{"query": "...", ...}}')
+        query = line.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError(f'{where}: needs a "query" with some text in it')
+        try:
+            options = recall_options({**defaults, **line}, os.environ, types=types)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from exc
+        asked.append((query, options))
+    return asked
 
 
 def _batch_defaults(options: Any) -> dict[str, Any]:

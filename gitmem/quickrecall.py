@@ -138,14 +138,15 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
         raise _Declined  # found before the imports below: a stale index costs the CLI little
     from gitmem.schema import load_schemas
 
-    load_schemas(root / "schemas")  # as opening the store does: a broken one fails every command
+    # As opening the store does: a broken one fails every command.
+    types = sorted(load_schemas(root / "schemas"))
     model = _model(root, env)
     # Only now the search: tantivy, SQLite, numpy.
     from gitmem.recall import recall
     from gitmem.searching import recall_options
 
     index = _current_index(_Tip(root), model)
-    return recall(index, request.query, recall_options(request.arguments(), env))
+    return recall(index, request.query, recall_options(request.arguments(), env, types=types))
 
 
 def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:

@@ -3,79 +3,155 @@ Options, and a recall Result into its documented JSON form."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gitmem.catalog import Filter
 from gitmem.errors import UsageError
 from gitmem.recall import DEFAULTS, Options, Result
-from gitmem.record import format_time
-from gitmem.timeparse import parse_duration, parse_moment
+from gitmem.record import SCOPES, format_time
+from gitmem.timeparse import end_of_day, parse_duration, parse_moment
 
-__all__ = ["recall_options", "result_json"]
+__all__ = ["FIELDS", "check_span", "check_types", "recall_options", "result_json"]
 
 _MODES = ("hybrid", "keyword", "semantic")
 _FUSIONS = ("rrf", "linear")
+# What a recall takes, by the names of a --batch line's fields and of recall_options' keys.
+FIELDS = (
+    "query", "mode", "limit", "type", "tag", "agent", "scope", "since", "until",
+    "include_superseded", "now", "fusion",
+)  # fmt: skip
+_DAY = timedelta(days=1)
 
 
-def _texts(value: Any) -> tuple[str, ...]:
+def _texts(name: str, value: Any) -> tuple[str, ...]:
+    """Names given as "a,b" or as a list of names."""
     if value is None:
         return ()
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for each in value for v in each.split(",") if v.strip())
+    raise UsageError(f"{name} must be a name or a list of names, not {value!r}")
 
 
-def _moment(value: Any) -> datetime | None:
-    if value in (None, ""):
+def _text(name: str, value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return (value or "").strip()
+    raise UsageError(f"{name} must be text, not {value!r}")
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...], default: str) -> str:
+    chosen = _text(name, value) or default
+    if chosen not in allowed:
+        raise UsageError(f'{name} must be one of {", ".join(allowed)}, not "{chosen}"')
+    return chosen
+
+
+def _limit(value: Any) -> int:
+    if value is None:
+        return DEFAULTS.limit
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise UsageError(f"limit must be a whole number from 1 to 1000, not {value!r}")
+    if not 1 <= value <= 1000:
+        raise UsageError(f"limit must be between 1 and 1000, not {value}")
+    return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise UsageError(f"{name} must be true or false, not {value!r}")
+
+
+def _moment(name: str, value: Any, *, end_of: bool = False) -> datetime | None:
+    """A time as the CLI takes it, a datetime or a Unix time; with `end_of`, a bare date
+    (or today, yesterday) is the end of that day, so that "until April 1" includes it."""
+    if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        return value
-    if isinstance(value, int | float):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, UTC)
-    return parse_moment(str(value))
+    if not isinstance(value, str):
+        raise UsageError(f"{name} must be a time, not {value!r}")
+    moment = parse_moment(value)
+    whole_day = end_of_day(value) or value.strip().lower() in ("today", "yesterday")
+    return moment + _DAY - timedelta(seconds=1) if end_of and whole_day else moment
 
 
-def recall_options(args: Mapping[str, Any], env: Mapping[str, str]) -> Options:
-    """Options from loosely typed arguments; GITMEM_DECAY_WINDOW sets the half-life."""
-    mode = str(args.get("mode") or DEFAULTS.mode)
-    if mode not in _MODES:
-        raise UsageError(f'mode must be one of {", ".join(_MODES)}, not "{mode}"')
-    fusion = str(args.get("fusion") or DEFAULTS.fusion)
-    if fusion not in _FUSIONS:
-        raise UsageError(f'fusion must be rrf or linear, not "{fusion}"')
-    try:
-        limit = int(args.get("limit") or DEFAULTS.limit)
-    except (TypeError, ValueError):
-        raise UsageError(f"limit must be a whole number, not {args.get('limit')!r}") from None
-    if not 1 <= limit <= 1000:
-        raise UsageError("limit must be between 1 and 1000")
-    half_life = DEFAULTS.half_life_days
-    window = env.get("GITMEM_DECAY_WINDOW", "").strip().lower()
+def _half_life(env: Mapping[str, str]) -> float:
+    raw = env.get("GITMEM_DECAY_WINDOW", "")
+    window = raw.strip().lower()
     if window in ("0", "off", "none"):
-        half_life = 0.0
-    elif window:
-        half_life = parse_duration(window).total_seconds() / 86400
-    since, until = _moment(args.get("since")), _moment(args.get("until"))
+        return 0.0
+    if not window:
+        return DEFAULTS.half_life_days
+    try:
+        return parse_duration(window).total_seconds() / 86400
+    except UsageError as exc:
+        raise UsageError(f"GITMEM_DECAY_WINDOW={raw!r}: {exc}; or off for no decay") from None
+
+
+def check_types(wanted: Collection[str], types: Collection[str]) -> None:
+    """Refuse a record type the store has no schema for: it would match nothing, silently."""
+    strange = [t for t in wanted if t not in types]
+    if strange:
+        raise UsageError(
+            f"no record type {', '.join(strange)} in this store; its types are "
+            f"{', '.join(sorted(types))}"
+        )
+
+
+def check_span(flt: Filter) -> None:
+    """Refuse a `since` after the `until`: it would match nothing, silently."""
+    if flt.since is not None and flt.until is not None and flt.since > flt.until:
+        since, until = (datetime.fromtimestamp(t, UTC) for t in (flt.since, flt.until))
+        raise UsageError(
+            f"since ({format_time(since)}) is after until ({format_time(until)}): nothing "
+            "could match; swap them"
+        )
+
+
+def recall_options(
+    args: Mapping[str, Any], env: Mapping[str, str], *, types: Collection[str] | None = None
+) -> Options:
+    """Options from loosely typed arguments (CLI flags, a --batch line, MCP arguments), each
+    checked: a value of the wrong kind is refused, not read as a default. `types`: the
+    store's record types, which `type` must name; GITMEM_DECAY_WINDOW sets the half-life."""
+    unknown = sorted(set(args) - set(FIELDS))
+    if unknown:
+        raise UsageError(f"unknown field {', '.join(unknown)}; a recall takes {', '.join(FIELDS)}")
+    wanted = _texts("type", args.get("type"))
+    if types is not None:
+        check_types(wanted, types)
+    scope = _text("scope", args.get("scope"))
+    if scope and scope not in SCOPES:
+        raise UsageError(f'scope must be one of {", ".join(SCOPES)}, not "{scope}"')
+    since = _moment("since", args.get("since"))
+    until = _moment("until", args.get("until"), end_of=True)
     flt = Filter(
-        types=_texts(args.get("type")),
-        tags=_texts(args.get("tag")),
-        agent=str(args.get("agent") or ""),
-        scope=str(args.get("scope") or ""),
+        types=wanted,
+        tags=_texts("tag", args.get("tag")),
+        agent=_text("agent", args.get("agent")),
+        scope=scope,
         since=None if since is None else int(since.timestamp()),
         until=None if until is None else int(until.timestamp()),
-        include_superseded=bool(args.get("include_superseded")),
+        include_superseded=_flag("include_superseded", args.get("include_superseded")),
     )
+    check_span(flt)
     return replace(
         DEFAULTS,
-        mode=mode,  # type: ignore[arg-type]
-        fusion=fusion,  # type: ignore[arg-type]
-        limit=limit,
+        mode=_choice("mode", args.get("mode"), _MODES, DEFAULTS.mode),  # type: ignore[arg-type]
+        fusion=_choice("fusion", args.get("fusion"), _FUSIONS, DEFAULTS.fusion),  # type: ignore[arg-type]
+        limit=_limit(args.get("limit")),
         filter=flt,
-        half_life_days=half_life,
-        now=_moment(args.get("now")),
+        half_life_days=_half_life(env),
+        now=_moment("now", args.get("now")),
     )
 
 

@@ -112,8 +112,8 @@ class Store:
     # --- opening -----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path) -> Self:
-        root = root.expanduser()
+    def open(cls, root: Path | str) -> Self:
+        root = Path(root).expanduser()
         if not root.exists():
             raise StoreMissing(
                 f'no gitmem store at {root} — run "gitmem init {root}" or pass --store PATH'
@@ -127,9 +127,9 @@ class Store:
         return cls(repo, load_config(root))
 
     @classmethod
-    def init(cls, root: Path, agent: str = "gitmem") -> tuple[Self, bool]:
+    def init(cls, root: Path | str, agent: str = "gitmem") -> tuple[Self, bool]:
         """Lay down the template and make the first commit. (store, created)."""
-        root = root.expanduser()
+        root = Path(root).expanduser()
         if (root / ".git").exists() and (root / "config.toml").exists():
             return cls.open(root), False
         if root.exists() and any(p.name != ".git" for p in root.iterdir()):

@@ -53,6 +53,10 @@ def read_text(path: Path) -> str:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory; give a file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: not allowed to read it (check its permissions)") from None
     except UnicodeDecodeError as exc:
         raise RecordInvalid(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
 

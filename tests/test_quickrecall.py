@@ -47,6 +47,8 @@ OPTIONS: list[list[str]] = [
     ["--scope", "shared"],
     ["--since", "2026-01-01"],
     ["--until", "2000-01-01"],
+    ["--since", "today", "--until", "today", "--json"],  # a bare day: all of it
+    ["--type", "decision,lesson"],
     ["--include-superseded", "--json"],
     ["--fusion", "rrf", "--explain"],
     ["--fusion", "linear"],
@@ -162,6 +164,9 @@ def test_other_spellings_answer_as_the_full_cli_does(
         ["PAY-1423", "--limit"],
         ["PAY-1423", "--mode", "fuzzy"],
         ["PAY-1423", "--since", "not a date"],
+        ["PAY-1423", "--since", "2030-01-02", "--until", "2030-01-01"],
+        ["PAY-1423", "--type", "nosuchtype"],
+        ["PAY-1423", "--scope", "weird"],
         ["two", "queries"],
         [],
         ["   "],
