@@ -193,8 +193,11 @@ def status(report: dict[str, Any]) -> None:
         line += f" at {index['commit'][:10]}, {index['records']} records"
         line += f", {index['vectors']} vectors, {index['bytes'] / 1e6:.1f} MB"
     say(f"index     {line}")
-    model = report["model"] + ("" if not report["model_problem"] else " (not available)")
-    say(f"model     {model}")
+    if report["model_problem"]:
+        say(f"model     {report['model']} (not in use: semantic search is off)")
+        say(f"          {report['model_problem']}")
+    else:
+        say(f"model     {report['model']}")
     pending = report["pending"]
     if pending:
         say(f"uncommitted edits ({len(pending)}) — check and commit them with: gitmem commit")

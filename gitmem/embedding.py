@@ -722,25 +722,43 @@ def chunks(text: str, *, max_words: int = 200, overlap: int = 40) -> list[str]:
 
 def distill(source_dir: Path, out_dir: Path, *, dims: int = 256) -> ModelInfo:
     """Distil a static model2vec model (``dims`` wide) from a local sentence-transformers
-    model directory, without network. Needs the optional extra ``gitmem[distill]``."""
-    try:
-        from model2vec.distill import distill_from_model
-        from transformers import AutoModel, AutoTokenizer  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as exc:
-        raise ModelUnavailable(
-            f"cannot distil {source_dir}: {exc} — run pip install 'gitmem[distill]' "
-            "(on a machine without a GPU, pip install torch==2.13.0 or another CPU build first)"
-        ) from exc
+    model directory, without network. Needs the optional extra ``gitmem[distill]``. The
+    paths are checked first: a wrong one is said before anything is installed or computed."""
     if not (source_dir / "config.json").is_file():
         raise ModelUnavailable(
             f"cannot distil {source_dir}: no config.json there — point --from at the directory "
             "of a sentence-transformers model (the one holding config.json and model.safetensors)"
         )
+    _check_out(out_dir)
+    try:
+        from model2vec.distill import distill_from_model
+        from transformers import AutoModel, AutoTokenizer  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or "torch"
+        raise ModelUnavailable(
+            f"cannot distil {source_dir}: the distill extra is not installed ({missing} is "
+            "missing) — run pip install 'gitmem[distill]' (on a machine without a GPU, "
+            "pip install torch==2.13.0 or another CPU build first)"
+        ) from exc
     # local_files_only: a path that happens to look like a hub id must never go to the network.
-    model = AutoModel.from_pretrained(str(source_dir), local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(source_dir), local_files_only=True, use_fast=True)
+    try:
+        model = AutoModel.from_pretrained(str(source_dir), local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(
+            str(source_dir), local_files_only=True, use_fast=True
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelUnavailable(
+            f"cannot distil {source_dir}: not a transformers model that can be read here "
+            f"({exc}) — point --from at a sentence-transformers model's directory"
+        ) from exc
     static = distill_from_model(model=model, tokenizer=tokenizer, pca_dims=dims)
     return _save(static, out_dir, name=out_dir.name)
+
+
+def _check_out(out_dir: Path) -> None:
+    """Refuse to replace anything: `out_dir` may be missing or an empty directory."""
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise GitmemError(f"{out_dir} already exists and is not empty — remove it or pick another")
 
 
 def _save(model: StaticModel, out_dir: Path, *, name: str) -> ModelInfo:
@@ -749,8 +767,7 @@ def _save(model: StaticModel, out_dir: Path, *, name: str) -> ModelInfo:
     import secrets
     import shutil
 
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise GitmemError(f"{out_dir} already exists and is not empty — remove it or pick another")
+    _check_out(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = out_dir.parent / f".{out_dir.name}.{secrets.token_hex(4)}.tmp"
     try:

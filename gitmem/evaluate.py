@@ -41,9 +41,44 @@ class Query:
     now: str
 
 
+_FORMAT = (
+    "a dataset is a folder with records.jsonl and queries.jsonl (benchmarks/retrieval/README.md)"
+)
+
+
+def _read(path: Path) -> str:
+    """One of a dataset's files, or a UsageError that says what a dataset is."""
+    if not path.parent.is_dir():
+        raise UsageError(f"no dataset at {path.parent}: {_FORMAT}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path.parent} has no {path.name}: {_FORMAT}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+
+
+def _records(dataset: Path) -> list[dict[str, Any]]:
+    path = dataset / "records.jsonl"
+    items = []
+    for number, line in enumerate(_read(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise UsageError(f"{path} line {number}: not JSON ({exc})") from exc
+        if not isinstance(item, dict):
+            raise UsageError(f"{path} line {number}: not a record (an object with an id)")
+        items.append(item)
+    if not items:
+        raise UsageError(f"{path} holds no records: {_FORMAT}")
+    return items
+
+
 def load_queries(path: Path) -> list[Query]:
     out: list[Query] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(_read(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -80,12 +115,8 @@ def score(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
 
 def store_for(dataset: Path, model: ModelRef | None, workdir: Path) -> Store:
     """A store holding the dataset's records, indexed."""
+    items = _records(dataset)
     store, _ = Store.init(workdir / "store")
-    items = [
-        json.loads(line)
-        for line in (dataset / "records.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
     # A dataset is judged on retrieval, not on this store's schemas: any type, no required field.
     known = dict(store.schemas)
     for item in items:
@@ -175,6 +206,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Every mode the model allows, on every query; JSON-ready figures."""
     queries = load_queries(dataset / "queries.jsonl")
+    if not queries:
+        raise UsageError(f"{dataset / 'queries.jsonl'} holds no queries: {_FORMAT}")
     ref = model_ref(model) if model else None
     with tempfile.TemporaryDirectory(prefix="gitmem-eval-") as tmp:
         store = store_for(dataset, ref, Path(tmp))

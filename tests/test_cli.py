@@ -226,3 +226,11 @@ def test_redact_a_secret_in_a_frontmatter_field(gm, store_path: Path) -> None:  
     assert r.code == 0, r.err
     text = (store_path / json.loads(r.out)["paths"][0]).read_text()
     assert token not in text and 'source: "[REDACTED:github-token]"' in text
+
+
+def test_status_says_why_the_model_is_not_in_use_and_how_to_fix_it(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lines = gm("status").out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("model "))
+    assert lines[at] == "model     minishlab/potion-base-8M (not in use: semantic search is off)"
+    assert lines[at + 1].startswith('          the embedding model "minishlab/potion-base-8M" is')
+    assert '"gitmem model fetch"' in lines[at + 1]

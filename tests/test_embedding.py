@@ -770,8 +770,39 @@ def test_distill_without_the_extra_names_the_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "model2vec.distill", None)
     monkeypatch.setitem(sys.modules, "transformers", None)
-    with pytest.raises(ModelUnavailable, match=re.escape("pip install 'gitmem[distill]'")):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelUnavailable) as raised:
         embedding.distill(tmp_path, tmp_path / "out")
+    said = str(raised.value)
+    assert "the distill extra is not installed (model2vec.distill is missing)" in said
+    assert said.count("pip install") == 2 and "pip install 'gitmem[distill]'" in said
+
+
+@pytest.mark.parametrize("where", ["nowhere", "a-file", "empty-dir"])
+def test_distill_says_a_wrong_source_before_anything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as without the extra
+    source = tmp_path / where
+    if where == "a-file":
+        source.write_text("x")
+    elif where == "empty-dir":
+        source.mkdir()
+    with pytest.raises(ModelUnavailable, match=rf"cannot distil {source}: no config\.json there"):
+        embedding.distill(source, tmp_path / "out")
+
+
+def test_distill_refuses_a_non_empty_out_before_distilling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    (tmp_path / "config.json").write_text("{}")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(GitmemError, match="already exists and is not empty"):
+        embedding.distill(tmp_path, out)
+    assert (out / "keep.txt").read_text() == "mine"
 
 
 _HAS_DISTILL = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "skeletoken"))
