@@ -98,6 +98,9 @@ def progress(label: str) -> Iterator[Callable[[int, int], None]]:
         yield lambda done, total: bar.update(task, completed=done, total=total or None)
 
 
+_STATUS = {"superseded": " [yellow]\\[superseded][/]"}  # how a hit's status shows, if at all
+
+
 def hits(result: Result, explain: bool) -> None:
     if not result.hits:
         say("no memories match")
@@ -106,7 +109,7 @@ def hits(result: Result, explain: bool) -> None:
         day = time.strftime("%Y-%m-%d", time.gmtime(h.created))
         _print(
             f"{rank:>2}. [cyan]{escape(h.id)}[/]  {escape(h.type)}  {day}  {h.score:.4f}  "
-            f"{escape(h.title)}  [dim]{escape(h.path)}[/]"
+            f"{escape(h.title)}{_STATUS.get(h.status, '')}  [dim]{escape(h.path)}[/]"
         )
         if explain:
             k = f"#{h.keyword_rank}" if h.keyword_rank else "-"

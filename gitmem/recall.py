@@ -130,6 +130,7 @@ class Hit:
     path: str
     created: int
     updated: int
+    status: str  # "superseded" is shown as such: only --include-superseded returns one
     score: float
     keyword_rank: int | None
     semantic_rank: int | None
@@ -400,6 +401,7 @@ def _hit(
         path=entry.path,
         created=entry.created,
         updated=entry.updated,
+        status=entry.status,
         score=score,
         keyword_rank=keyword_rank,
         semantic_rank=semantic_rank,

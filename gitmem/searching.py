@@ -168,6 +168,7 @@ def result_json(query: str, result: Result) -> dict[str, Any]:
                 "path": h.path,
                 "created": format_time(datetime.fromtimestamp(h.created, UTC)),
                 "updated": format_time(datetime.fromtimestamp(h.updated, UTC)),
+                "status": h.status,
                 "score": round(h.score, 8),
                 "keyword_rank": h.keyword_rank,
                 "semantic_rank": h.semantic_rank,

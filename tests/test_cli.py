@@ -234,3 +234,17 @@ def test_status_says_why_the_model_is_not_in_use_and_how_to_fix_it(gm, store_pat
     assert lines[at] == "model     minishlab/potion-base-8M (not in use: semantic search is off)"
     assert lines[at + 1].startswith('          the embedding model "minishlab/potion-base-8M" is')
     assert '"gitmem model fetch"' in lines[at + 1]
+
+
+def test_a_superseded_hit_says_so(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    old = json.loads(gm("record", "decision", "Jobs queue on Postgres.", "--title", "Job queue",
+                        "--json").out)["ids"][0]  # fmt: skip
+    new = json.loads(gm("supersede", old, "Jobs queue on Redis now.", "--title", "Job queue now",
+                        "--json").out)["ids"][0]  # fmt: skip
+    shown = gm("recall", "job queue", "--include-superseded").out.splitlines()
+    line = {rid: text for text in shown for rid in (old, new) if f" {rid} " in text}
+    assert "Job queue [superseded]  records/" in line[old]
+    assert "[superseded]" not in line[new]
+    data = json.loads(gm("recall", "job queue", "--include-superseded", "--json").out)
+    assert {h["id"]: h["status"] for h in data["hits"]} == {old: "superseded", new: "active"}
+    assert [h["id"] for h in json.loads(gm("recall", "job queue", "--json").out)["hits"]] == [new]
