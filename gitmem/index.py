@@ -174,9 +174,15 @@ class Index:
             self._clear_dead_builds()
             problem = self._load()
             if problem is not None:
-                if self.root.exists():
+                existed = self.root.exists()
+                if existed:
                     self.notices.append(f"search index {problem}; rebuilding it from git")
                 self._rebuild(progress)
+                assert self._catalog is not None
+                if not existed and (count := self._catalog.count()):  # a new store: no word
+                    self.notices.append(
+                        f"search index was missing; built it from git ({count} records)"
+                    )
             elif self._stamp() != head:
                 self._update(progress)
             # What the caches now mirror is the index's stamp, not whatever HEAD is by now.
@@ -256,7 +262,7 @@ class Index:
             built, commit = catalog.meta("model"), catalog.meta("commit")
         except (CatalogCorrupt, TextIndexCorrupt) as exc:
             catalog.close()
-            return f"is unreadable ({exc})"
+            return f"is unreadable ({getattr(exc, 'reason', exc)})"  # the caller rebuilds it
         if built != self.model_name or commit is None:
             catalog.close()
             if built != self.model_name:

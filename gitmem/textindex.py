@@ -111,7 +111,12 @@ _CJK = (
 
 
 class TextIndexCorrupt(GitmemError):
-    """The text index directory is missing, unreadable or of another schema: rebuild it."""
+    """The text index directory is missing, unreadable or of another schema: rebuild it.
+    `reason` is what is wrong without the fix, for a caller that rebuilds by itself."""
+
+    def __init__(self, reason: str, fix: str = _FIX) -> None:
+        super().__init__(f"{reason}; {fix}" if fix else reason)
+        self.reason = reason
 
 
 class TextIndexBusy(GitmemError):
@@ -178,7 +183,9 @@ class TextIndex:
         try:
             self._main.reload()
         except ValueError as err:
-            raise TextIndexCorrupt(f"cannot reload the text index in {self._directory}") from err
+            raise TextIndexCorrupt(
+                f"cannot reload the text index in {self._directory}", ""
+            ) from err
 
     def count(self) -> int:
         return int(self._main.searcher().num_docs)
@@ -270,7 +277,7 @@ class TextIndex:
                     return _top(searcher, q, limit, allowed, _keyed(resolve))
             return _top(searcher, q, limit, allowed, _stored)
         except ValueError as err:  # tantivy reads lazily: damage can surface here
-            raise TextIndexCorrupt(f"cannot search {self._directory} ({err}); {_FIX}") from err
+            raise TextIndexCorrupt(f"cannot search {self._directory} ({err})") from err
 
     def ceiling(self, query: str) -> float:
         """About what a record matching every query term once, each in its best field, would
@@ -354,7 +361,9 @@ class TextIndex:
         try:
             found = [_from_source(source.doc(a)) for a in _matching(self._source, source, blobs)]
         except (ValueError, TypeError) as err:
-            raise TextIndexCorrupt(f"text index in {self._directory} is damaged: {err}") from err
+            raise TextIndexCorrupt(
+                f"text index in {self._directory} is damaged: {err}", ""
+            ) from err
         # A carried document keeps its key: the source stores none, the searched index has it.
         docs = [
             replace(doc, key=keys.get((doc.id, doc.blob), -1))
@@ -362,7 +371,7 @@ class TextIndex:
             if blobs.get(doc.id) == doc.blob
         ]
         if len(docs) != len(blobs):
-            raise TextIndexCorrupt(f"text index in {self._directory} lost records' text; {_FIX}")
+            raise TextIndexCorrupt(f"text index in {self._directory} lost records' text")
         return docs
 
 
@@ -385,13 +394,13 @@ def _open(directory: Path, fields: Sequence[_Field]) -> tantivy.Index:
         meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         found = [_shape(field) for field in meta["schema"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise TextIndexCorrupt(f"no readable text index in {directory} ({err}); {_FIX}") from err
+        raise TextIndexCorrupt(f"no readable text index in {directory} ({err})") from err
     if found != list(fields):
-        raise TextIndexCorrupt(f"text index in {directory} has another schema; {_FIX}")
+        raise TextIndexCorrupt(f"text index in {directory} has another schema")
     try:
         return tantivy.Index.open(str(directory))
     except ValueError as err:
-        raise TextIndexCorrupt(f"text index in {directory} is damaged ({err}); {_FIX}") from err
+        raise TextIndexCorrupt(f"text index in {directory} is damaged ({err})") from err
 
 
 def _english() -> tantivy.TextAnalyzer:
@@ -431,7 +440,7 @@ def _writer(index: tantivy.Index, directory: Path, threads: int, heap: int) -> t
             return index.writer(heap_size=heap, num_threads=threads)
         except ValueError as err:
             if "LockBusy" not in str(err):
-                raise TextIndexCorrupt(f"cannot write to {directory}: {err}; {_FIX}") from err
+                raise TextIndexCorrupt(f"cannot write to {directory}: {err}") from err
             if time.monotonic() > deadline:
                 raise TextIndexBusy(
                     f"text index in {directory} is being written by another process;"

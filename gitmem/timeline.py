@@ -149,7 +149,7 @@ class Timeline:
             text = TextIndex.open(self.root / "text")
         except TextIndexCorrupt as exc:
             db.close()
-            return f"is unreadable ({exc})"
+            return f"is unreadable ({exc.reason})"  # the caller rebuilds it
         if meta.get("schema") != SCHEMA_VERSION or "head" not in meta:
             db.close()
             return "is of another version or unfinished"

@@ -96,6 +96,8 @@ def test_delete_cache_and_rebuild_gives_identical_answers(
     assert any(before)
     shutil.rmtree(searchable.cache_dir)
     again = reopened(searchable.root, tiny_model_dir)
+    first = again.recall("retry webhook deliveries")
+    assert first.notices == ("search index was missing; built it from git (6 records)",)
     assert answers(again) == before
 
 
@@ -150,7 +152,9 @@ def test_damaged_cache_heals_with_a_notice(
         db.close()
     healed = reopened(searchable.root, tiny_model_dir)
     result = healed.recall("retry webhook deliveries")
-    assert any("rebuilding" in n for n in result.notices)
+    [notice] = [n for n in result.notices if "search index" in n]
+    assert notice.startswith("search index ") and notice.endswith("; rebuilding it from git")
+    assert "delete the directory" not in notice  # it is done for the user, not asked of them
     assert answers(healed) == before
 
 
@@ -279,7 +283,9 @@ def test_a_model_named_in_config_is_used(store_path: Path, tiny_model_dir: Path)
     fill(store)
     assert store.model_problem is None
     result = store.recall("retry webhook deliveries")
-    assert result.mode == "hybrid" and not result.notices
+    assert result.mode == "hybrid"
+    assert result.notices == ("search index was missing; built it from git (6 records)",)
+    assert not store.recall("retry webhook deliveries").notices  # said once, when it was built
     assert result.hits[0].semantic_rank is not None
 
 

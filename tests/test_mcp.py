@@ -63,6 +63,7 @@ def test_cli_api_and_mcp_give_the_same_answers(gm, store_path: Path) -> None:  #
 
     ids = fill(store_path)
     api = Store.open(store_path)
+    assert gm("rebuild").code == 0  # built here: the first recall to build it would say so
     server = build_server(Store.open(store_path))
     webhook, payments = ids["Retry webhooks with backoff"], ids["Payments database"]
 
