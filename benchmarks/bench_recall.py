@@ -6,6 +6,7 @@ in-process (hybrid), `gitmem recall` as a whole process with its breakdown, and 
     ... --recall-only STORE [--in-process-runs 7]   # recall figures only, on a store made before
     ... --cli-only STORE [--cli-runs 7]             # the process figures only
     ... --incremental-only STORE                     # 3 catch-ups of 100 new commits each
+    ... --rebuild-only STORE [--rebuild-runs 3]      # full rebuilds of STORE's index
 
 The model is the 256-dimension static model `make bench-model` distils (see docs/benchmarks.md).
 The process figures come from a regular install of the work tree (`pip install`, not the
@@ -222,8 +223,22 @@ def main() -> None:
     parser.add_argument(
         "--recall-only", metavar="STORE", help="Only the recall figures (in-process, process)."
     )
+    parser.add_argument("--rebuild-only", metavar="STORE", help="Only full rebuilds, of STORE.")
+    parser.add_argument("--rebuild-runs", type=int, default=3)
     args = parser.parse_args()
     results: dict[str, object] = {"machine": machine(), "records": args.records}
+    if args.rebuild_only:  # a store whose config names the model, e.g. one made before
+        store = Store.open(Path(args.rebuild_only))
+        times = []
+        for _ in range(args.rebuild_runs):
+            start = time.perf_counter()
+            store.rebuild()
+            times.append(time.perf_counter() - start)
+        results["rebuild_runs_s"] = times
+        results["rebuild_s"] = median(times)
+        print(f"full rebuild: {[round(t, 1) for t in times]} s, median {median(times):.1f} s")
+        write_json(args.json, results)
+        return
     if args.recall_only:  # a store with a current index, e.g. one this script built before
         root = Path(args.recall_only)
         results["recall_in_process"] = in_process(root, args.in_process_runs)
