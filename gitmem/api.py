@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gitmem.index import Index, ModelRef, Progress
     from gitmem.recall import Options, Result
     from gitmem.record import Record
+    from gitmem.searching import RecordTypes
     from gitmem.store import Version
 
 # The index, tantivy and SQLite load when a command first searches: `gitmem record` and the
@@ -93,6 +94,13 @@ class Store(CoreStore):
             self._index = Index(self, self.model())
         return self._index
 
+    def record_types(self) -> RecordTypes:
+        """The record types a recall's filter may name: the schemas', and any a record in
+        the index has (its schema removed since)."""
+        from gitmem.searching import RecordTypes
+
+        return RecordTypes(self.schemas, lambda name: self.index().has_type(name))
+
     def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         """Build the index again from HEAD (not caught up first: that would build it twice)."""
         index = self._opened_index()
@@ -129,7 +137,8 @@ class Store(CoreStore):
             {},
             types=None,
         )
-        check_types(flt.types, self.schemas)
+        if as_of is None:  # at HEAD; a type of the past is not checked against it
+            check_types(flt.types, self.record_types())
         bounds = checked.filter
         chosen = replace(
             base,

@@ -483,6 +483,11 @@ class Catalog:
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM records").fetchone()[0])
 
+    def has_type(self, name: str) -> bool:
+        """Whether some record is of type `name` (one whose schema is gone still counts)."""
+        query = "SELECT 1 FROM records WHERE type = ? LIMIT 1"
+        return self._db.execute(query, (name,)).fetchone() is not None
+
     def next_row(self) -> int:
         row = self._db.execute("SELECT max(row) FROM chunks").fetchone()[0]
         return 0 if row is None else int(row) + 1

@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -587,8 +587,7 @@ def recall(
     from gitmem.searching import recall_options, result_json
 
     opened = open_store(store)
-    types = sorted(opened.schemas)
-    base = recall_options(
+    base = recall_options(  # the types are checked by Store.recall, which knows the index
         dict(
             mode=mode,
             limit=limit,
@@ -603,7 +602,6 @@ def recall(
             fusion=fusion,
         ),
         os.environ,
-        types=types,
     )
     if batch is not None:
         if query is not None:
@@ -611,6 +609,7 @@ def recall(
         if explain:
             raise UsageError("--batch writes JSON lines, which carry what --explain shows; drop it")
         text = read_text(batch) if str(batch) != "-" else stdin_text()
+        types = None if as_of else opened.record_types()  # a past type is not checked
         asked = _batch_lines(text, str(batch), _batch_defaults(base), types)  # all, before any
         said: set[str] = set()
         for line, options in asked:
@@ -627,7 +626,7 @@ def recall(
 
 
 def _batch_lines(
-    text: str, name: str, defaults: dict[str, Any], types: Sequence[str]
+    text: str, name: str, defaults: dict[str, Any], types: Collection[str] | None
 ) -> list[tuple[str, Any]]:
     """Each line's query and options, every line checked before any is answered: a bad line
     is refused with its number and nothing is written."""

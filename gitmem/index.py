@@ -179,10 +179,9 @@ class Index:
                     self.notices.append(f"search index {problem}; rebuilding it from git")
                 self._rebuild(progress)
                 assert self._catalog is not None
-                if not existed and (count := self._catalog.count()):  # a new store: no word
-                    self.notices.append(
-                        f"search index was missing; built it from git ({count} records)"
-                    )
+                if not existed and (count := self._catalog.count()):  # nothing to build: no word
+                    plural = "" if count == 1 else "s"
+                    self.notices.append(f"built the search index from git ({count} record{plural})")
             elif self._stamp() != head:
                 self._update(progress)
             # What the caches now mirror is the index's stamp, not whatever HEAD is by now.
@@ -192,7 +191,7 @@ class Index:
         with self._locked():
             self._clear_dead_builds()
             self._rebuild(progress)
-        self._refresh_readers(self._stamp())
+            self._refresh_readers(self._stamp())  # under the lock: no rebuild lands meanwhile
 
     def _clear_dead_builds(self) -> None:
         """Remove the build directories of rebuilds that died (killed, out of disk): builds
@@ -535,6 +534,11 @@ class Index:
                 return out[:n]
             want *= 4
             hits = self._text.search(query, want, allowed)
+
+    def has_type(self, name: str) -> bool:
+        """Whether the index holds a record of type `name` (see Catalog.has_type)."""
+        assert self._catalog is not None
+        return self._catalog.has_type(name)
 
     def keyword_ceiling(self, query: str) -> float:
         assert self._text is not None

@@ -143,10 +143,11 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
     model = _model(root, env)
     # Only now the search: tantivy, SQLite, numpy.
     from gitmem.recall import recall
-    from gitmem.searching import recall_options
+    from gitmem.searching import RecordTypes, recall_options
 
     index = _current_index(_Tip(root), model)
-    return recall(index, request.query, recall_options(request.arguments(), env, types=types))
+    known = RecordTypes(types, index.has_type)
+    return recall(index, request.query, recall_options(request.arguments(), env, types=known))
 
 
 def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:

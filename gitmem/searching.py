@@ -3,7 +3,7 @@ Options, and a recall Result into its documented JSON form."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,7 +14,14 @@ from gitmem.recall import DEFAULTS, Options, Result
 from gitmem.record import SCOPES, format_time
 from gitmem.timeparse import end_of_day, parse_duration, parse_moment
 
-__all__ = ["FIELDS", "check_span", "check_types", "recall_options", "result_json"]
+__all__ = [
+    "FIELDS",
+    "RecordTypes",
+    "check_span",
+    "check_types",
+    "recall_options",
+    "result_json",
+]
 
 _MODES = ("hybrid", "keyword", "semantic")
 _FUSIONS = ("rrf", "linear")
@@ -53,7 +60,8 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...], default: str) -> st
 def _limit(value: Any) -> int:
     if value is None:
         return DEFAULTS.limit
-    if isinstance(value, str) and value.strip().isdigit():
+    whole_float = isinstance(value, float) and value.is_integer()  # JSON writers' 5.0
+    if whole_float or (isinstance(value, str) and value.strip().isdigit()):
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
         raise UsageError(f"limit must be a whole number from 1 to 1000, not {value!r}")
@@ -97,6 +105,23 @@ def _half_life(env: Mapping[str, str]) -> float:
         raise UsageError(f"GITMEM_DECAY_WINDOW={raw!r}: {exc}; or off for no decay") from None
 
 
+class RecordTypes(Collection[str]):
+    """A store's record types: its schemas' (what a message lists) and any other that a
+    record in the index has (its schema removed since), asked only about such a name."""
+
+    def __init__(self, schemas: Collection[str], indexed: Callable[[str], bool]) -> None:
+        self._schemas, self._indexed = sorted(schemas), indexed
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._schemas or (isinstance(name, str) and self._indexed(name))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas)
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+
 def check_types(wanted: Collection[str], types: Collection[str]) -> None:
     """Refuse a record type the store has no schema for: it would match nothing, silently."""
     strange = [t for t in wanted if t not in types]
@@ -118,11 +143,15 @@ def check_span(flt: Filter) -> None:
 
 
 def recall_options(
-    args: Mapping[str, Any], env: Mapping[str, str], *, types: Collection[str] | None = None
+    args: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    types: Collection[str] | None = None,
 ) -> Options:
     """Options from loosely typed arguments (CLI flags, a --batch line, MCP arguments), each
     checked: a value of the wrong kind is refused, not read as a default. `types`: the
-    store's record types, which `type` must name; GITMEM_DECAY_WINDOW sets the half-life."""
+    store's record types (RecordTypes), which `type` must name; GITMEM_DECAY_WINDOW sets the
+    half-life."""
     unknown = sorted(set(args) - set(FIELDS))
     if unknown:
         raise UsageError(f"unknown field {', '.join(unknown)}; a recall takes {', '.join(FIELDS)}")

@@ -196,6 +196,42 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
         ],
     ),
     (
+        "Recall result",
+        "`recall --json`, and each line `recall --batch` writes",
+        "One object; `hits` best first.",
+        [
+            ("query", "string", "The query as given."),
+            (
+                "mode",
+                "string",
+                "`hybrid`, `keyword` or `semantic`: the mode used (hybrid falls"
+                " back to keyword without a model).",
+            ),
+            ("hits", "array of object", "The hits, each with the keys below."),
+            ("*hits[].id", "string", "The record's id (open it with `gitmem read ID`)."),
+            ("*hits[].type, title, abstract, path", "string", "As in the record."),
+            ("*hits[].created, updated", "string", "UTC, `2026-04-01T09:30:00Z`."),
+            (
+                "*hits[].status",
+                "string",
+                "`active`, or `superseded` (only with `--include-superseded`).",
+            ),
+            ("*hits[].score", "number", "The fused score times decay and weight: the order."),
+            (
+                "*hits[].keyword_rank, semantic_rank",
+                "integer or null",
+                "Its rank in each half; `null` where that half did not return it.",
+            ),
+            ("*hits[].fused", "number", "The two halves' fused score."),
+            ("*hits[].decay, weight", "number", "The recency and weight factors."),
+            (
+                "notices",
+                "array of string",
+                "What stderr said once (keyword-only mode, a rebuilt index).",
+            ),
+        ],
+    ),
+    (
         "Sync result",
         "`sync --json`",
         "One object; exit 0 when synced or when there is no remote, 1 on a failure.",

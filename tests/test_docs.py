@@ -66,9 +66,13 @@ def test_record_format_example_round_trips() -> None:
 
 
 def documented(gen: ModuleType, title: str) -> list[str]:
+    return [key for key, _, _ in _rows(gen, title) if not key.startswith("*")]
+
+
+def _rows(gen: ModuleType, title: str) -> list[tuple[str, str, str]]:
     for name, _, _, rows in gen.JSON_SCHEMAS:
         if name == title:
-            return [key for key, _, _ in rows if not key.startswith("*")]
+            return list(rows)
     raise AssertionError(f"no JSON schema titled {title!r} in scripts/gen_cli_docs.py")
 
 
@@ -99,6 +103,17 @@ def test_json_output_has_exactly_the_documented_keys(
 
     status = run_json(gm, "status")
     assert list(status) == documented(gen, "Status"), hint
+
+    found = run_json(gm, "recall", "port", "--include-superseded")
+    assert list(found) == documented(gen, "Recall result"), hint
+    per_hit = [
+        name.strip()
+        for key, _, _ in _rows(gen, "Recall result")
+        if key.startswith("*hits[].")
+        for name in key.removeprefix("*hits[].").split(",")
+    ]
+    assert len(found["hits"]) == 2 and all(list(h) == per_hit for h in found["hits"]), hint
+    assert {h["status"] for h in found["hits"]} == {"active", "superseded"}
 
     bad = store_path / "records" / "fact" / "2026-01" / "bad.md"
     bad.parent.mkdir(parents=True)

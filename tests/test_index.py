@@ -97,7 +97,7 @@ def test_delete_cache_and_rebuild_gives_identical_answers(
     shutil.rmtree(searchable.cache_dir)
     again = reopened(searchable.root, tiny_model_dir)
     first = again.recall("retry webhook deliveries")
-    assert first.notices == ("search index was missing; built it from git (6 records)",)
+    assert first.notices == ("built the search index from git (6 records)",)
     assert answers(again) == before
 
 
@@ -284,7 +284,7 @@ def test_a_model_named_in_config_is_used(store_path: Path, tiny_model_dir: Path)
     assert store.model_problem is None
     result = store.recall("retry webhook deliveries")
     assert result.mode == "hybrid"
-    assert result.notices == ("search index was missing; built it from git (6 records)",)
+    assert result.notices == ("built the search index from git (6 records)",)
     assert not store.recall("retry webhook deliveries").notices  # said once, when it was built
     assert result.hits[0].semantic_rank is not None
 

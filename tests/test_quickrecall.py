@@ -47,7 +47,7 @@ OPTIONS: list[list[str]] = [
     ["--scope", "shared"],
     ["--since", "2026-01-01"],
     ["--until", "2000-01-01"],
-    ["--since", "today", "--until", "today", "--json"],  # a bare day: all of it
+    ["--since", "2020-01-01", "--until", "2099-12-31", "--json"],  # bare days: all of them
     ["--type", "decision,lesson"],
     ["--include-superseded", "--json"],
     ["--fusion", "rrf", "--explain"],

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import Result
+from conftest import Result, git
 from test_index import fill
 
 from gitmem.api import Store
+from gitmem.catalog import Filter
 from gitmem.errors import UsageError
 
 
@@ -22,24 +23,58 @@ def filled(store_path: Path) -> Path:
     return store_path
 
 
-TODAY = datetime.now(UTC).date()
+DATED = [  # created on fixed days, so that no test depends on today's date
+    {"id": "march-first-aaaaaa", "type": "fact", "title": "Deploy freeze one",
+     "body": "Deploy freeze on March 1st.", "created": "2026-03-01T00:00:00Z"},
+    {"id": "march-first-late-bbbbbb", "type": "fact", "title": "Deploy freeze two",
+     "body": "Deploy freeze, late on March 1st.", "created": "2026-03-01T23:59:59Z"},
+    {"id": "march-second-cccccc", "type": "fact", "title": "Deploy freeze three",
+     "body": "Deploy freeze on March 2nd.", "created": "2026-03-02T00:00:00Z"},
+]  # fmt: skip
+
+
+@pytest.fixture
+def dated(store_path: Path) -> Path:
+    Store.open(store_path).import_records(DATED, agent="test")
+    return store_path
 
 
 def titles(result: Result) -> list[str]:
     assert result.code == 0, result.err
-    return [hit["title"] for hit in json.loads(result.out)["hits"]]
+    return sorted(hit["title"] for hit in json.loads(result.out)["hits"])
 
 
-def test_until_a_bare_date_includes_that_day(filled: Path, gm: Callable[..., Result]) -> None:
-    day = TODAY.isoformat()
-    found = titles(gm("recall", "friday deploy", "--json", "--since", day, "--until", day))
-    assert "No Friday deploys" in found
-    assert "No Friday deploys" in titles(
-        gm("recall", "friday deploy", "--json", "--until", "today")
-    )
-    before = (TODAY - timedelta(days=1)).isoformat()
-    assert titles(gm("recall", "friday deploy", "--json", "--until", before)) == []
-    assert titles(gm("recall", "friday deploy", "--json", "--until", "yesterday")) == []
+@pytest.mark.parametrize(
+    ("span", "found"),
+    [
+        (["--since", "2026-03-01", "--until", "2026-03-01"], ["one", "two"]),  # the whole day
+        (["--until", "2026-03-02"], ["one", "three", "two"]),
+        (["--until", "2026-02-28"], []),
+        (["--since", "2026-03-01T12:00:00Z", "--until", "2026-03-02T00:00:00Z"], ["three", "two"]),
+        (["--until", "2026-03-01T23:59:58Z"], ["one"]),  # a time is that very second
+        (["--since", "2026-03-02"], ["three"]),
+    ],
+)
+def test_until_a_bare_date_includes_that_day(
+    dated: Path, gm: Callable[..., Result], span: list[str], found: list[str]
+) -> None:
+    result = gm("recall", "deploy freeze", "--json", *span)
+    assert titles(result) == [f"Deploy freeze {word}" for word in found]
+
+
+def test_until_today_and_yesterday_end_their_day() -> None:
+    from gitmem.searching import recall_options
+
+    for word, back in (("today", 0), ("yesterday", 1)):
+        before = datetime.now(UTC)
+        until = recall_options({"until": word}, {}).filter.until
+        after = datetime.now(UTC)
+        ends = {  # the day's last second, by the clock before or after (midnight between)
+            int(datetime.combine(moment.date() - timedelta(days=back - 1), time(), UTC).timestamp())
+            - 1
+            for moment in (before, after)
+        }
+        assert until in ends
 
 
 @pytest.mark.parametrize(
@@ -110,7 +145,7 @@ def test_a_batch_answers_each_line_with_its_own_options(
     lines = [
         {"query": "friday deploy", "limit": 1, "type": ["lesson"]},
         {"query": "postgres pooling", "mode": "keyword", "include_superseded": True},
-        {"query": "redis", "until": TODAY.isoformat(), "tag": []},
+        {"query": "redis", "until": "2099-01-01", "tag": []},
     ]
     batch.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = gm("recall", "--batch", str(batch), "--limit", "3")
@@ -150,9 +185,8 @@ def test_a_batch_that_is_a_directory_is_a_usage_error(
 def test_the_api_takes_a_path_as_text_and_refuses_what_the_cli_refuses(filled: Path) -> None:
     store = Store.open(str(filled))
     assert store.recall("friday deploy", limit=1).hits[0].title == "No Friday deploys"
-    day = TODAY.isoformat()
-    assert store.recall("friday deploy", since=day, until=day).hits
-    assert not store.recall("friday deploy", until="yesterday").hits
+    assert store.recall("friday deploy", since="2020-01-01", until="2099-12-31").hits
+    assert not store.recall("friday deploy", until="2020-01-01").hits
     for wrong in (
         dict(mode="fuzzy"),
         dict(limit=0),
@@ -163,9 +197,23 @@ def test_the_api_takes_a_path_as_text_and_refuses_what_the_cli_refuses(filled: P
     ):
         with pytest.raises(UsageError):
             store.recall("friday deploy", **wrong)  # type: ignore[arg-type]
-    from gitmem.catalog import Filter
 
     with pytest.raises(UsageError, match="no record type nosuch in this store"):
         store.recall("friday deploy", filter=Filter(types=("nosuch",)))
     with pytest.raises(UsageError, match="scope must be one of"):
         store.recall("friday deploy", filter=Filter(scope="weird"))
+
+
+def test_a_type_whose_schema_was_removed_still_filters_its_records(
+    dated: Path, gm: Callable[..., Result], tmp_path: Path
+) -> None:
+    git(dated, "rm", "-q", "schemas/fact.toml")
+    git(dated, "commit", "-qm", "no more facts")
+    assert len(titles(gm("recall", "deploy freeze", "--json", "--type", "fact"))) == 3
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"query": "deploy freeze", "type": "fact"}\n')
+    result = gm("recall", "--batch", str(batch))
+    assert result.code == 0 and len(json.loads(result.out)["hits"]) == 3
+    assert Store.open(dated).recall("deploy freeze", filter=Filter(types=("fact",))).hits
+    refused = gm("recall", "deploy freeze", "--type", "nosuch")
+    assert refused.code == 2 and "its types are context, decision, lesson" in refused.err
