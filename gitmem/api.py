@@ -133,9 +133,7 @@ class Store(CoreStore):
         flt = filter or base.filter
         # The CLI's checks (the library reads no environment: `options` carries the decay).
         checked = recall_options(
-            {"limit": limit, "mode": mode, "since": since, "until": until, "scope": flt.scope},
-            {},
-            types=None,
+            {"limit": limit, "mode": mode, "since": since, "until": until, "scope": flt.scope}, {}
         )
         if as_of is None:  # at HEAD; a type of the past is not checked against it
             check_types(flt.types, self.record_types())

@@ -123,7 +123,8 @@ class RecordTypes(Collection[str]):
 
 
 def check_types(wanted: Collection[str], types: Collection[str]) -> None:
-    """Refuse a record type the store has no schema for: it would match nothing, silently."""
+    """Refuse a record type that is not among `types` (a RecordTypes: no schema and no
+    record has it): it would match nothing, silently."""
     strange = [t for t in wanted if t not in types]
     if strange:
         raise UsageError(
