@@ -146,9 +146,9 @@ def _only_stand_in(value: str) -> bool:
     left is digits and symbols (password123, p@ssw0rd2024, secret!) or at most three
     characters. A password that merely contains one ("cUFa1se!XydGix" reads as "cufalse",
     "qA7true9", "830173572948" as "...test...") is a password."""
-    covered = _stand_in_mask(value)
-    if sum(covered) * 5 < len(value) * 2:  # digits read as a word by chance: "7357" as "test"
+    if not _mostly_stand_in(value):  # digits read as a word by chance: "7357" as "test"
         return False
+    covered = _stand_in_mask(value)
     rest = [char for char, stand_in in zip(value, covered, strict=True) if not stand_in]
     return len(rest) <= 3 or not any(char.isalpha() for char in rest)
 

@@ -736,16 +736,16 @@ class Index:
         except FileNotFoundError:
             key = (rows, 0, 0)
         if key != self._matrix_key:
+            # Another process's rebuild may have swapped its directory in since this reader
+            # opened the catalog: the file may then be the new build's (shorter than `rows`
+            # or laid out otherwise). None this once; the next read reopens all.
             try:
                 matrix = vectors.matrix(rows)
-            except (ValueError, OSError):  # shorter than `rows` said: a new build's, or damaged
+            except (ValueError, OSError):
                 if self._same_generation(self._loaded_generation):
-                    raise
-                matrix = None
-            if matrix is None or not self._same_generation(self._loaded_generation):
-                # Another process's rebuild swapped its directory in since this reader
-                # opened the catalog: the file may be the new build's, whose rows the
-                # catalog does not describe. None this once; the next read reopens all.
+                    raise  # damaged, not swapped
+                return None
+            if not self._same_generation(self._loaded_generation):
                 return None
             self._matrix, self._matrix_key = matrix, key
             self._matrix_name = vectors.path.name

@@ -139,7 +139,7 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
     from gitmem.schema import load_schemas
 
     # As opening the store does: a broken one fails every command.
-    types = sorted(load_schemas(root / "schemas"))
+    types = load_schemas(root / "schemas")
     model = _model(root, env)
     # Only now the search: tantivy, SQLite, numpy.
     from gitmem.recall import recall
