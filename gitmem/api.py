@@ -197,7 +197,7 @@ class Store(CoreStore):
         """The block SessionStart injects for `project` ("": every project), within `budget`
         bytes (default: the store's hooks.context_bytes, 8192 unless configured; docs/hooks.md)."""
         from gitmem.context import build
-        from gitmem.fasthead import hook_settings
+        from gitmem.hooksettings import hook_settings
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)

@@ -32,7 +32,7 @@ from gitmem.errors import (
     bug_message,
     failure,
 )
-from gitmem.fasthead import model_cache
+from gitmem.location import model_cache
 from gitmem.record import Record
 from gitmem.views import LEVELS, Level, render
 from gitmem.writeinput import (

@@ -166,7 +166,7 @@ def context(
 ) -> None:
     """Print the context block SessionStart injects: the last session, the latest writes and
     the most important memories of the project, each line naming its record id."""
-    from gitmem.fasthead import hook_settings
+    from gitmem.hooksettings import hook_settings
 
     opened = open_store(store)
     for problem in hook_settings(opened.root)[1]:

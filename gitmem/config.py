@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
-from gitmem.fasthead import store_path
+from gitmem.location import store_path
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable

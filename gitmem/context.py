@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from gitmem.fasthead import CATALOG, blobs, changed_paths, head_commit, readonly_uri
+from gitmem.gitfiles import blobs, changed_paths, head_commit
 from gitmem.project import TAG_PREFIX, project_tag
+from gitmem.stamp import CATALOG, readonly_uri
 
 if TYPE_CHECKING:
     from gitmem.record import Record

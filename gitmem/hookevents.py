@@ -2,7 +2,7 @@
 
 gitmem.hooks (the entry point) imports this module only when an event has work to do, so that
 the no-op path does not pay for pathlib, typing or these handlers; nor does a PostToolUse that
-wrote no Markdown under a watched dir, which gitmem.hooks notes with gitmem.fasthead alone.
+wrote no Markdown under a watched dir, which gitmem.hooks notes with gitmem.notes alone.
 Each handler takes the parsed call (`Hook`) and returns the context to inject ("" for none);
 the modules that open git, the index or the model load inside the handlers that need them.
 docs/hooks.md explains each event.
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gitmem import fasthead
+from gitmem import gitfiles, hooksettings, notes
 
 __all__ = ["HANDLERS", "LOG_NAME", "Hook", "log"]
 
@@ -34,7 +34,7 @@ class Hook(NamedTuple):
     root: Path  # the store
     payload: Mapping[str, Any]
     written: tuple[str, ...]  # PostToolUse: the files the tool wrote, as the payload names them
-    settings: fasthead.HookSettings
+    settings: hooksettings.HookSettings
     env: Mapping[str, str]
     started: float
 
@@ -91,7 +91,7 @@ def session_start(hook: Hook) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         state = SessionState(hook.session, host=hook.host, project=project, started=stamp)
         save_state(hook.cache, state)
-    if fasthead.has_remote(hook.root / ".git"):
+    if gitfiles.has_remote(hook.root / ".git"):
         _sync(hook, wait=True)
     if hook.settings.mirror_auto_memory and hook.host == "claude-code":
         try:
@@ -194,12 +194,12 @@ def post_tool_use(hook: Hook) -> str:
     if not paths:
         return ""
     cwd = hook.cwd
-    relative = fasthead.project_paths(str(cwd), paths)
-    fasthead.note_files(hook.cache, hook.session, [r for r in relative if r])
+    relative = notes.project_paths(str(cwd), paths)
+    notes.note_files(hook.cache, hook.session, [r for r in relative if r])
     watched = [
         (cwd / p if not Path(p).is_absolute() else Path(p), r)
         for p, r in zip(paths, relative, strict=True)
-        if fasthead.watched_markdown(r, hook.settings.watch)
+        if notes.watched_markdown(r, hook.settings.watch)
     ]
     if not watched:
         return ""
@@ -238,7 +238,7 @@ def session_record(hook: Hook) -> str:
         )
         save_state(hook.cache, state)
         wrote = state.written != before
-        if wrote and hook.event != "pre-compact" and fasthead.has_remote(hook.root / ".git"):
+        if wrote and hook.event != "pre-compact" and gitfiles.has_remote(hook.root / ".git"):
             _sync(hook, wait=False)
     # After the record: a huge first transcript may use up the time that is left.
     transcript = str(hook.payload.get("transcript_path") or "")

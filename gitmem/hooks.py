@@ -10,7 +10,7 @@ The no-op path (a tool use that wrote nothing: most calls) is decided from the p
 before the store is looked up, and imports json, os and signal only: not even pathlib or
 typing. Everything past it (finding the store, config.toml, the events' work in
 gitmem.hookevents) loads afterwards; a write of anything but Markdown under a watched dir (a
-code edit: the commonest call with work to do) is noted with gitmem.fasthead alone, still
+code edit: the commonest call with work to do) is noted with gitmem.notes alone, still
 without pathlib, typing or tomllib. docs/hooks.md explains each event.
 """
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import IO, Any
 
-    from gitmem.fasthead import HookSettings
+    from gitmem.hooksettings import HookSettings
 
 __all__ = ["EVENTS", "HOSTS", "main", "written_paths"]
 
@@ -111,7 +111,7 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
     if not event:
         _log(root, f'unknown hook event "{given}"; known: {", ".join(EVENTS)}')
         return 0
-    from gitmem import fasthead
+    from gitmem import hooksettings
 
     limit = STDIN_TIMEOUT  # config.toml is read after stdin, which a broken host may not close
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -125,7 +125,7 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
             if isinstance(got, str):
                 _log(root, f"{event}: {got}")
                 return 0
-            settings, problems = fasthead.hook_settings(root)
+            settings, problems = hooksettings.hook_settings(root)
             for problem in problems:
                 _log(root, problem)
             if event in {event_name(d) or d for d in settings.disabled}:  # either spelling
@@ -170,11 +170,11 @@ def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[s
 
 def _store(flag: str | None, env: Mapping[str, str]) -> str | None:
     """The store's root; None when there is none (no store, no action)."""
-    from gitmem import fasthead
+    from gitmem import location
 
     try:
-        root = fasthead.store_dir(flag, env)
-        return root if fasthead.is_store(root) else None
+        root = location.store_dir(flag, env)
+        return root if location.is_store(root) else None
     except Exception:  # an unreadable path, an unknown ~user: no store, no action
         return None
 
@@ -189,14 +189,14 @@ def _noted(
     """PostToolUse of files that are not Markdown under a watched dir (code, mostly): note
     them for the session record, as gitmem.hookevents.post_tool_use would, without loading it
     (pathlib, typing). False, having done nothing, when the indexer has work."""
-    from gitmem import fasthead
+    from gitmem import notes
 
     cwd = str(payload.get("cwd") or env.get("PWD") or ".")  # as Hook.cwd and Hook.session
-    relative = fasthead.project_paths(cwd, written)
-    if any(fasthead.watched_markdown(r, settings.watch) for r in relative):
+    relative = notes.project_paths(cwd, written)
+    if any(notes.watched_markdown(r, settings.watch) for r in relative):
         return False
     session = str(payload.get("session_id") or "unknown")
-    fasthead.note_files(os.path.join(root, ".gitmem"), session, [r for r in relative if r])
+    notes.note_files(os.path.join(root, ".gitmem"), session, [r for r in relative if r])
     return True
 
 

@@ -4,7 +4,8 @@ A recall as a whole process must finish within 0.4 s at 100k records (DESIGN.md)
 CLI spends most of that importing what a recall of a current index never uses: libgit2's
 bindings (~100-160 ms), typer (~45 ms), the write side of the store, the index builder's
 process pool. Reading a current index needs none of them: HEAD comes from .git's own files
-(gitmem.fasthead), and the index says which commit it mirrors. So `python -m gitmem recall`
+(gitmem.gitfiles, gitmem.stamp), and the index says which commit it mirrors. So
+`python -m gitmem recall`
 comes here first (gitmem/__main__.py), and this module answers when it can:
 
 - the arguments are ones it understands (any option of `gitmem recall` except --batch and
@@ -31,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 from gitmem import embedding
 from gitmem.argsplit import split
 from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
-from gitmem.fasthead import catalog_stamp, head_commit, is_store, model_cache, store_path
+from gitmem.gitfiles import head_commit
+from gitmem.location import is_store, model_cache, store_path
+from gitmem.stamp import catalog_stamp
 
 if TYPE_CHECKING:
     from gitmem.git import GitRepo

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.atomic import replace_file
 from gitmem.context import SESSION_TAG
-from gitmem.fasthead import safe_name, session_file
+from gitmem.notes import safe_name, session_file
 from gitmem.project import project_tag
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def save_state(cache: Path, state: SessionState) -> None:
 
 
 def _touched(cache: Path, session: str) -> list[str]:
-    """The files PostToolUse noted (fasthead.note_files)."""
+    """The files PostToolUse noted (notes.note_files)."""
     try:
         text = session_file(cache, session, ".files").read_text(encoding="utf-8")
     except OSError:

@@ -62,7 +62,11 @@ LAYERS: dict[str, int] = {
     # Agents (issue 6).
     "project": 1,
     "hostsetup": 1,
-    "fasthead": 1,
+    "location": 1,
+    "gitfiles": 1,
+    "stamp": 1,
+    "hooksettings": 1,
+    "notes": 1,
     "context": 5,
     "automemory": 5,
     "session": 5,

@@ -356,11 +356,11 @@ def _worktree(tmp_path: Path) -> tuple[Path, str, str]:
     return tmp_path, "r.md", code
 
 
-def _fasthead(tmp_path: Path) -> tuple[Path, str, str]:
+def _hook_settings_cache(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "hooks.json").write_text("old")
     code = f"""
     import os
-    from gitmem.fasthead import _cache_table
+    from gitmem.hooksettings import _cache_table
     _cache_table(os.path.join(D, "hooks.json"), "x" * {BIG}, {{}})  # best effort: no error
     """
     return tmp_path, "hooks.json", code
@@ -406,7 +406,7 @@ def _publish(tmp_path: Path) -> tuple[Path, str, str]:
         _lock,
         _vectors,
         _worktree,
-        _fasthead,
+        _hook_settings_cache,
         _entities,
         _publish,
     ],
@@ -419,7 +419,7 @@ def test_a_full_disk_leaves_each_callers_file_as_it_was(tmp_path: Path, case: ob
     directory, name, code = case(tmp_path)
     before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
     done = python(LIMITED + f"D = {str(directory)!r}\n" + textwrap.dedent(code))
-    if case is _fasthead:  # a cache it can do without: the failure is swallowed
+    if case is _hook_settings_cache:  # a cache it can do without: the failure is swallowed
         assert done.returncode == 0, done.stderr
     else:
         assert "File too large" in done.stderr, done.stderr

@@ -550,8 +550,10 @@ def test_a_code_edit_stays_on_the_light_path(store_path: Path, project: Path) ->
     loaded = light_run(store_path, project)
     assert [m for m in loaded if m.startswith("gitmem")] == [
         "gitmem",
-        "gitmem.fasthead",
         "gitmem.hooks",
+        "gitmem.hooksettings",
+        "gitmem.location",
+        "gitmem.notes",
     ]
     assert not {"typing", "pathlib", "tomllib", "dataclasses", "sqlite3"} & set(loaded)
     assert not log_text(store_path)

@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_clean, git
 from hookkit import make_project
 
-from gitmem import fasthead
+from gitmem import gitfiles, hooksettings, location, stamp
 from gitmem.api import Store
 from gitmem.automemory import changed_files, memory_dir, mirror, project_slug
 from gitmem.config import resolve_store_path
@@ -69,7 +69,7 @@ def test_a_worktree_finds_its_main_repositorys_remote(tmp_path: Path) -> None:
     assert find_project(tmp_path / "feature") == "github.com/acme/widget"
 
 
-# --- fasthead ------------------------------------------------------------------------------
+# --- the light modules (the hook path's stdlib-only reads) ------------------------------
 
 
 @pytest.mark.parametrize(
@@ -85,31 +85,31 @@ def test_a_worktree_finds_its_main_repositorys_remote(tmp_path: Path) -> None:
 def test_the_hook_finds_the_store_where_the_cli_does(
     flag: str | None, env: dict[str, str], expected: str
 ) -> None:
-    # One function serves both (config.resolve_store_path is fasthead.store_path).
-    assert fasthead.store_path(flag, env) == resolve_store_path(flag, env) == Path(expected)
+    # One function serves both (config.resolve_store_path is location.store_path).
+    assert location.store_path(flag, env) == resolve_store_path(flag, env) == Path(expected)
 
 
 def test_head_is_read_like_git_reads_it(store_path: Path) -> None:
     store = Store.open(store_path)
     store.record("fact", "x", title="one")
     git_dir = store_path / ".git"
-    assert fasthead.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
+    assert gitfiles.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
     git(store_path, "pack-refs", "--all")
     assert not (git_dir / "refs" / "heads" / "main").exists()
-    assert fasthead.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
+    assert gitfiles.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
     git(store_path, "checkout", "-q", "--detach")
-    assert fasthead.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
+    assert gitfiles.head_commit(git_dir) == git(store_path, "rev-parse", "HEAD").strip()
 
 
 def test_remotes_and_stamps(store_path: Path) -> None:
-    assert not fasthead.has_remote(store_path / ".git")
+    assert not gitfiles.has_remote(store_path / ".git")
     git(store_path, "remote", "add", "origin", "https://example.invalid/m.git")
-    assert fasthead.has_remote(store_path / ".git")
-    assert fasthead.catalog_stamp(store_path) is None
+    assert gitfiles.has_remote(store_path / ".git")
+    assert stamp.catalog_stamp(store_path) is None
     Store.open(store_path).index()
-    assert fasthead.catalog_stamp(store_path) == git(store_path, "rev-parse", "HEAD").strip()
-    (store_path / fasthead.CATALOG).write_bytes(b"garbage" * 100)
-    assert fasthead.catalog_stamp(store_path) is None
+    assert stamp.catalog_stamp(store_path) == git(store_path, "rev-parse", "HEAD").strip()
+    (store_path / stamp.CATALOG).write_bytes(b"garbage" * 100)
+    assert stamp.catalog_stamp(store_path) is None
 
 
 def test_hook_settings_fall_back_field_by_field(store_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_hook_settings_fall_back_field_by_field(store_path: Path) -> None:
         config.read_text() + '\n[hooks]\ncontext_bytes = "big"\nprompt_recall = true\n'
         'watch = ["docs/", "design"]\ntimeout = -1\n'
     )
-    settings, problems = fasthead.hook_settings(store_path)
+    settings, problems = hooksettings.hook_settings(store_path)
     assert settings.context_bytes == 8192 and settings.timeout == 8.0
     assert settings.prompt_recall and settings.watch == ("docs", "design")
     assert len(problems) == 2 and "hooks.context_bytes" in problems[0]
@@ -131,25 +131,25 @@ def test_hook_settings_are_cached_by_the_text_of_config_toml(store_path: Path) -
 
     config = store_path / "config.toml"
     config.write_text(config.read_text() + "\n[hooks]\ncontext_bytes = 1000\n")
-    assert fasthead.hook_settings(store_path)[0].context_bytes == 1000
-    cache = store_path / ".gitmem" / fasthead.SETTINGS_CACHE
+    assert hooksettings.hook_settings(store_path)[0].context_bytes == 1000
+    cache = store_path / ".gitmem" / hooksettings.SETTINGS_CACHE
     data = json.loads(cache.read_text())
     assert data["config"] == config.read_text() and data["hooks"] == {"context_bytes": 1000}
     cache.write_text(json.dumps({**data, "hooks": {"context_bytes": 2000}}))
-    assert fasthead.hook_settings(store_path)[0].context_bytes == 2000  # the cache is read
+    assert hooksettings.hook_settings(store_path)[0].context_bytes == 2000  # the cache is read
     config.write_text(config.read_text().replace("1000", "3000"))
-    assert fasthead.hook_settings(store_path)[0].context_bytes == 3000
+    assert hooksettings.hook_settings(store_path)[0].context_bytes == 3000
     cache.write_text("{not json")
-    assert fasthead.hook_settings(store_path)[0].context_bytes == 3000
+    assert hooksettings.hook_settings(store_path)[0].context_bytes == 3000
     assert json.loads(cache.read_text())["hooks"] == {"context_bytes": 3000}
 
 
 def test_hook_settings_with_dates_are_not_cached(store_path: Path) -> None:
     config = store_path / "config.toml"
     config.write_text(config.read_text() + "\n[hooks]\ntimeout = 2021-01-01\n")
-    settings, problems = fasthead.hook_settings(store_path)
+    settings, problems = hooksettings.hook_settings(store_path)
     assert settings.timeout == 8.0 and "hooks.timeout" in problems[0]
-    assert not (store_path / ".gitmem" / fasthead.SETTINGS_CACHE).exists()
+    assert not (store_path / ".gitmem" / hooksettings.SETTINGS_CACHE).exists()
 
 
 # --- the context block ---------------------------------------------------------------------

@@ -16,7 +16,8 @@ from typing import IO
 import pytest
 from conftest import Result, git
 
-from gitmem import embedding, fasthead, literank, quickrecall
+from gitmem import embedding, literank, quickrecall
+from gitmem.stamp import catalog_stamp
 from gitmem.store import Store
 
 NOW = ["--now", "2030-01-01"]  # decay depends on the clock; both runs must see one moment
@@ -201,7 +202,7 @@ def test_never_catches_up_even_when_head_moves_after_its_check(
 
     monkeypatch.setattr(quickrecall, "catalog_stamp", head)
     assert quick(["sessions", *NOW], capsys) is None
-    assert fasthead.catalog_stamp(searchable) == stamp  # not caught up here
+    assert catalog_stamp(searchable) == stamp  # not caught up here
 
 
 @pytest.mark.parametrize(
@@ -406,7 +407,7 @@ def test_the_index_stamp_is_read_at_any_store_path(tmp_path: Path, name: str) ->
     db.execute("INSERT INTO meta VALUES ('commit', 'abc')")
     db.commit()
     db.close()
-    assert fasthead.catalog_stamp(root) == "abc"
+    assert catalog_stamp(root) == "abc"
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing made beside it
 
 
