@@ -92,7 +92,7 @@ def synthetic_items(
 
 def make_store(count: int, seed: int = 7) -> Path:
     """A new store with `count` synthetic records imported in one commit."""
-    from gitmem.store import Store
+    from gitmem.store.store import Store
 
     root = Path(tempfile.mkdtemp(prefix=f"gitmem-bench-{count}-")) / "store"
     store, _ = Store.init(root)

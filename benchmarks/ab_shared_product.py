@@ -7,7 +7,7 @@ twice (a repeated one would find its catalog entries cached).
         [--json benchmarks/results/shared_product.json]
 
 STORE is a store with a current index and a model (e.g. one bench_recall.py made). Off means
-`gitmem.vectors.help_products` does nothing: the recall's own thread computes every block.
+`gitmem.index.vectors.help_products` does nothing: the recall's own thread computes every block.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, write_json
 from bench_recall import queries
 
-from gitmem import vectors
 from gitmem.api import Store
+from gitmem.index import vectors
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -44,7 +44,7 @@ def timed(cmd: list[str], stdin: bytes, env: dict[str, str], runs: int) -> tuple
 OWN = """
 import io, os, sys, time
 start = time.perf_counter()
-from gitmem.hooks import main
+from gitmem.hooks.main import main
 out = io.StringIO()
 main([sys.argv[1]], os.environ, io.BytesIO(sys.stdin.buffer.read()), out)
 print((time.perf_counter() - start) * 1000)

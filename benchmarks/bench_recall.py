@@ -106,7 +106,7 @@ print(json.dumps({"first_ms": warm * 1000, "p50_ms": times[len(times) // 2] * 10
                   "cpu_p50_ms": cpu[len(cpu) // 2] * 1000}))
 """
 
-# The fast recall path (gitmem/quickrecall.py) one stage after the other, in one process: where
+# The fast recall path (gitmem/cli/quickrecall.py) one stage after the other, in one process: where
 # a `gitmem recall` process spends its time. (The real run overlaps the two halves of the
 # search, so its stages do not add up to its wall time exactly.)
 STAGES = """
@@ -121,8 +121,8 @@ request = quickrecall.parse([sys.argv[2]])
 mark("import_quickrecall_ms")
 model = quickrecall._model(Path(sys.argv[1]), os.environ)
 mark("config_model_ref_index_imports_ms")
-from gitmem.recall import recall
-from gitmem.searching import recall_options
+from gitmem.recall.recall import recall
+from gitmem.recall.options import recall_options
 mark("import_recall_ms")
 model.encode_query("warm")  # the model as a recall reads it (numpy-free where it can be)
 mark("model_load_ms")
@@ -138,7 +138,7 @@ figures = {n: (marks[i + 1] - marks[i]) * 1000 for i, n in enumerate(names)}
 figures["numpy_loaded"] = float("numpy" in sys.modules)  # 1.0: the search took numpy's path
 print(json.dumps(figures))
 """
-FULL_CLI = "import sys; from gitmem.cli import run; sys.exit(run(sys.argv[1:]))"
+FULL_CLI = "import sys; from gitmem.cli.main import run; sys.exit(run(sys.argv[1:]))"
 
 
 def whole_process(root: Path, runs: int) -> dict[str, float]:

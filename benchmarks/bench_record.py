@@ -32,8 +32,8 @@ from _common import (
     write_json,
 )
 
-from gitmem.git import GitRepo
-from gitmem.store import Store
+from gitmem.store.git import GitRepo
+from gitmem.store.store import Store
 
 
 def in_process(root: Path, writes: int) -> dict[str, float]:
@@ -69,7 +69,7 @@ def in_process(root: Path, writes: int) -> dict[str, float]:
     }
 
 
-# The quick record path (gitmem/quickrecord.py) one stage after the other, in one process:
+# The quick record path (gitmem/cli/quickrecord.py) one stage after the other, in one process:
 # where a `gitmem record` process spends its time after Python has started.
 STAGES = """
 import contextlib, io, json, os, sys, time
@@ -82,14 +82,14 @@ import pygit2
 mark("import_pygit2_ms")
 from gitmem import quickrecord
 mark("import_gitmem_ms")
-import gitmem.guard
+import gitmem.store.guard
 mark("import_guard_ms")
 request = quickrecord.parse(sys.argv[2:-1])
 store = quickrecord.Store.open(Path(sys.argv[1]))
 mark("open_store_ms")
 result = store.record(request.type, request.body, title=request.values["title"])
 mark("write_ms")
-from gitmem.writeinput import report_write  # quickrecord has imported it
+from gitmem.cli.writeinput import report_write  # quickrecord has imported it
 with contextlib.redirect_stdout(io.StringIO()):
     report_write(result, False)
 mark("output_ms")
@@ -102,7 +102,7 @@ FULL_CLI = "from gitmem import __main__ as m; m.QUICK_PATHS.pop('record'); m.mai
 
 def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem record` as a process (the quick path), the full CLI forced for the same kind of
-    record, `python -c pass`, `import gitmem.cli` and the quick path's stages, alternated run
+    record, `python -c pass`, `import gitmem.cli.app` and the quick path's stages, alternated run
     by run so that a busy machine weighs on all alike. Medians. Each runs the work tree
     installed as a user installs gitmem, outside the repository."""
     root = root.resolve()  # the children run elsewhere
@@ -129,7 +129,7 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
             ("record_ms", [str(python), "-m", "gitmem", *record, f"CLI fact {i}"]),
             ("full_cli_ms", [str(python), "-c", FULL_CLI, *record, f"Full CLI fact {i}"]),
             ("python_startup_ms", [str(python), "-c", "pass"]),
-            ("import_cli_ms", [str(python), "-c", "import gitmem.cli"]),
+            ("import_cli_ms", [str(python), "-c", "import gitmem.cli.app"]),
         ]:
             elapsed, cpu = wall(cmd)
             times.setdefault(name, []).append(elapsed)
@@ -152,7 +152,7 @@ def report_cli(cli: dict[str, float]) -> None:
 
     print(
         f"gitmem record, whole process (1k store): {both('record')}; the full CLI: "
-        f"{both('full_cli')}; python start {both('python_startup')}, import gitmem.cli "
+        f"{both('full_cli')}; python start {both('python_startup')}, import gitmem.cli.app "
         f"{both('import_cli')}; quick path stages in ms: {stages}; "
         f"load average {cli['load_average']:.1f}",
         flush=True,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from secrets_corpus import corpus  # found beside this script: Python puts its folder on the path
 
-from gitmem.guard import scan
+from gitmem.store.guard import scan
 
 RUNS = 5
 RECORD_BYTES = 64 * 1024

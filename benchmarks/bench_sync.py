@@ -29,7 +29,7 @@ from _common import machine, make_store, median, synthetic_items, write_json
 from bench_recall import configure_model
 
 from gitmem.api import Store
-from gitmem.sync import sync
+from gitmem.sync.sync import sync
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = HERE / ".models" / "minilm-distilled-256"
@@ -60,7 +60,7 @@ def big_sync(records: int, model: Path | None, runs: int) -> dict[str, object]:
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", str(bare)], check=True)
     subprocess.run(["git", "-C", str(root), "fetch", "-q", "origin"], check=True)
     b_root = root.parent / "b"
-    from gitmem.sync import clone
+    from gitmem.sync.sync import clone
 
     clone(str(bare), b_root, os.environ, timeout=600)
     a, b = Store.open(root), Store.open(b_root)

@@ -1,4 +1,4 @@
-"""Time gitmem.textindex on deterministic synthetic records (default 100k, ~150 words each).
+"""Time gitmem.index.textindex on deterministic synthetic records (default 100k, ~150 words each).
 
     .venv/bin/python benchmarks/bench_textindex.py [--docs 100000] [--runs 3]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gitmem.textindex import TextDoc, TextIndex
+from gitmem.index.textindex import TextDoc, TextIndex
 
 _SYLLABLES = "ka lo mi ne ru ta shi po ve da gri zu fen bar tol quin ex or al en".split()
 _SUFFIXES = ["", "", "", "ing", "ed", "s", "ment", "er", "ation", "ly"]

@@ -21,8 +21,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from gitmem.embedding import ModelUnavailable, distill, load
 from gitmem.errors import GitmemError
+from gitmem.index.embedding import ModelUnavailable, distill, load
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".models" / "minilm-distilled-256"

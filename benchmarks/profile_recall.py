@@ -29,36 +29,37 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_recall import queries
 
-import gitmem.catalog
-import gitmem.index
-import gitmem.recall
-import gitmem.textindex
-import gitmem.vectors
+import gitmem.index.catalog
+import gitmem.index.index
+import gitmem.index.textindex
+import gitmem.index.vectors
+import gitmem.recall.recall
 from gitmem.api import Store
 
 Span = tuple[str, str, float, float]  # stage, thread, start, end
 STAGES: list[tuple[Any, str]] = [
-    (gitmem.index.Index, "ensure_current"),
-    (gitmem.index.Index, "semantic"),
-    (gitmem.index.Index, "keyword"),
-    (gitmem.index.Index, "keyword_ceiling"),
-    (gitmem.index.Index, "_best_chunks"),
-    (gitmem.vectors.Ranking, "__init__"),  # the product over every row
-    (gitmem.vectors.Ranking, "top"),
-    (gitmem.textindex.TextIndex, "search"),
-    (gitmem.catalog.Catalog, "owners"),
-    (gitmem.catalog.Catalog, "entries"),
-    (gitmem.index.Index, "_best_records"),
-    (gitmem.index.Index, "scoring"),
-    (gitmem.recall, "_fuse"),
+    (gitmem.index.index.Index, "ensure_current"),
+    (gitmem.index.index.Index, "semantic"),
+    (gitmem.index.index.Index, "keyword"),
+    (gitmem.index.index.Index, "keyword_ceiling"),
+    (gitmem.index.index.Index, "_best_chunks"),
+    (gitmem.index.vectors.Ranking, "__init__"),  # the product over every row
+    (gitmem.index.vectors.Ranking, "top"),
+    (gitmem.index.textindex.TextIndex, "search"),
+    (gitmem.index.catalog.Catalog, "owners"),
+    (gitmem.index.catalog.Catalog, "entries"),
+    (gitmem.index.index.Index, "_best_records"),
+    (gitmem.index.index.Index, "scoring"),
+    (gitmem.recall.recall, "_fuse"),
 ]
 
 
 class Inline:
-    """A keyword thread (gitmem.recall._Worker) that runs the job at once, in the caller's."""
+    """A keyword thread (gitmem.recall.recall._Worker) that runs the job at once, in the
+    caller's."""
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        job = gitmem.recall._Job(fn, args)
+        job = gitmem.recall.recall._Job(fn, args)
         job.run()
         return job
 
@@ -134,8 +135,8 @@ def main() -> None:
     load = f"{os.getloadavg()[0]:.2f}"
     print(f"{len(texts)} queries, load average {load}")
     report("as recall runs them (the halves side by side)", run(root, texts, spans), timeline=True)
-    pool = gitmem.recall._POOL
-    gitmem.recall._POOL = Inline()  # type: ignore[assignment]
+    pool = gitmem.recall.recall._POOL
+    gitmem.recall.recall._POOL = Inline()  # type: ignore[assignment]
     try:
         report("one after another", run(root, texts, spans), timeline=False)
         if args.cprofile:
@@ -143,7 +144,7 @@ def main() -> None:
             profile.runcall(run, root, texts, spans)
             pstats.Stats(profile).sort_stats("tottime").print_stats(20)
     finally:
-        gitmem.recall._POOL = pool
+        gitmem.recall.recall._POOL = pool
 
 
 if __name__ == "__main__":

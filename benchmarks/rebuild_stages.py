@@ -20,9 +20,9 @@ from typing import Any
 from _common import machine, median, write_json
 from bench_recall import store_for
 
-import gitmem.indexbuild as indexbuild
+import gitmem.index.build as indexbuild
 from gitmem.api import Store
-from gitmem.catalog import Catalog
+from gitmem.index.catalog import Catalog
 
 SPENT: dict[str, float] = {}
 

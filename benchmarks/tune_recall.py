@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gitmem.evaluate import load_queries, model_ref, run_queries, score, store_for
-from gitmem.recall import DEFAULTS, Options
+from gitmem.recall.recall import DEFAULTS, Options
 
 
 def measure(store, queries, options: Options) -> dict[str, float]:  # type: ignore[no-untyped-def]

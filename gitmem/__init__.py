@@ -3,7 +3,7 @@
     from gitmem import Store
     store = Store.open(path)
 
-Attributes load on first use, so that `import gitmem.hooks` (the agent's fast path) does not
+Attributes load on first use, so that `import gitmem.hooks.main` (the agent's fast path) does not
 pay for git, the search index or the embedding model.
 """
 

@@ -24,17 +24,17 @@ if TYPE_CHECKING:
 
 # Commands that must start fast: `gitmem <name> ...` runs `<module>.run()` before typer or
 # anything heavy is imported (module, function). Their --help is the full CLI's.
-FAST_PATHS = {"hook": ("gitmem.hooks", "run")}
+FAST_PATHS = {"hook": ("gitmem.hooks.main", "run")}
 # Commands answered without the full CLI when they can be: `<module>.run(args, environ)`
 # returns the exit code, or None to leave the command to the full CLI, having printed nothing.
 QUICK_PATHS = {
-    "recall": ("gitmem.quickrecall", "run"),
-    "record": ("gitmem.quickrecord", "run"),
+    "recall": ("gitmem.cli.quickrecall", "run"),
+    "record": ("gitmem.cli.quickrecord", "run"),
 }
 
 
 class _OutputLost(BaseException):
-    """A write to stdout failed. A BaseException, as an interrupt is (and as gitmem.hooks'
+    """A write to stdout failed. A BaseException, as an interrupt is (and as gitmem.hooks.main'
     timeout), so that no command's `except Exception` reports it as a bug in gitmem: it ends
     the command, cleaning up as it unwinds, and main() says what happened."""
 
@@ -115,8 +115,8 @@ def main() -> None:
             # The timeout changes only how they wait: results are bit for bit the same
             # (tests/test_quickrecall).
             os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-            # And a recall computes every product on one BLAS thread anyway (gitmem.vectors,
-            # gitmem.literank): one thread from the start spares loading OpenBLAS the start
+            # And a recall computes every product on one BLAS thread anyway (gitmem.index.vectors,
+            # gitmem.index.literank): one thread from the start spares loading OpenBLAS the start
             # of the others. Results are the same bit for bit; a user's own setting is kept;
             # worker processes of an index build this process may start inherit it (one
             # thread each, as they should be). Not for `record`, whose children (an editor,
@@ -127,7 +127,7 @@ def main() -> None:
             code = getattr(importlib.import_module(module), function)(sys.argv[2:], os.environ)
         if code is None:
             full = True
-            from gitmem.cli import run
+            from gitmem.cli.main import run
 
             code = run(sys.argv[1:])
         out.flush()
@@ -146,7 +146,7 @@ def main() -> None:
 
 
 def _interrupted() -> int:
-    from gitmem import display
+    from gitmem.cli import display
 
     display.error("interrupted")
     return EXIT_INTERRUPTED
@@ -155,7 +155,7 @@ def _interrupted() -> int:
 def _lost(error: OSError) -> int:
     if isinstance(error, BrokenPipeError):
         return EXIT_READER_LEFT  # the reader has what it wanted: nothing to tell anyone
-    from gitmem import display
+    from gitmem.cli import display
 
     display.error(f"cannot write to standard output: {error.strerror or error}")
     return EXIT_OUTPUT_LOST

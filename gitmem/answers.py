@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitmem.record import Record
-from gitmem.store import Version, WriteResult
+from gitmem.store.record import Record
+from gitmem.store.store import Version, WriteResult
 
 __all__ = ["history_json", "record_json", "write_json"]
 

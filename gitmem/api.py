@@ -17,19 +17,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem import embedding
-from gitmem.store import Store as CoreStore
+from gitmem.index import embedding
+from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
-    from gitmem.asof import TimeTravel
-    from gitmem.catalog import Filter
-    from gitmem.changes import Changes
-    from gitmem.context import Block
-    from gitmem.index import Index, ModelRef, Progress
-    from gitmem.recall import Options, Result
-    from gitmem.record import Record
-    from gitmem.searching import RecordTypes
-    from gitmem.store import Version
+    from gitmem.agents.context import Block
+    from gitmem.index.catalog import Filter
+    from gitmem.index.index import Index, ModelRef, Progress
+    from gitmem.recall.asof import TimeTravel
+    from gitmem.recall.changes import Changes
+    from gitmem.recall.options import RecordTypes
+    from gitmem.recall.recall import Options, Result
+    from gitmem.store.record import Record
+    from gitmem.store.store import Version
 
 # The index, tantivy and SQLite load when a command first searches: `gitmem record` and the
 # other writes never pay for them.
@@ -38,7 +38,7 @@ __all__ = ["Store"]
 
 
 class Store(CoreStore):
-    """A memory store: the git-backed records (see gitmem.store) plus the search index."""
+    """A memory store: the git-backed records (see gitmem.store.store) plus the search index."""
 
     _model: ModelRef | None
     _model_problem: str | None = None
@@ -64,7 +64,7 @@ class Store(CoreStore):
                     'directory, or build one with "gitmem model build --from DIR --out DIR"'
                 )
                 return None
-            from gitmem.index import ModelRef
+            from gitmem.index.index import ModelRef
 
             self._model = ModelRef.from_folder(spec, path)
         return self._model
@@ -88,7 +88,7 @@ class Store(CoreStore):
 
     def _opened_index(self) -> Index:
         """The index object, as it is (recall and rebuild do their own catching up)."""
-        from gitmem.index import Index
+        from gitmem.index.index import Index
 
         if self._index is None:
             self._index = Index(self, self.model())
@@ -97,7 +97,7 @@ class Store(CoreStore):
     def record_types(self) -> RecordTypes:
         """The record types a recall's filter may name: the schemas', and any a record in
         the index has (its schema removed since)."""
-        from gitmem.searching import RecordTypes
+        from gitmem.recall.options import RecordTypes
 
         return RecordTypes(self.schemas, lambda name: self.index().has_type(name))
 
@@ -126,8 +126,8 @@ class Store(CoreStore):
         and the fusion come from `options`. With `as_of` (a datetime, a time as the CLI
         takes it, or a commit), the memory as it stood then. Raises UsageError for a value
         the CLI would refuse."""
-        from gitmem.recall import DEFAULTS, recall
-        from gitmem.searching import check_span, check_types, recall_options
+        from gitmem.recall.options import check_span, check_types, recall_options
+        from gitmem.recall.recall import DEFAULTS, recall
 
         base = options or DEFAULTS
         flt = filter or base.filter
@@ -159,7 +159,7 @@ class Store(CoreStore):
 
     def time_travel(self) -> TimeTravel:
         """The store's reads of the past, over a cache caught up with HEAD on each use."""
-        from gitmem.asof import TimeTravel
+        from gitmem.recall.asof import TimeTravel
 
         if self._travel is None:
             self._travel = TimeTravel(self, self.model())
@@ -187,7 +187,7 @@ class Store(CoreStore):
 
     def diff(self, start: str | datetime, end: str | datetime | None = None) -> Changes:
         """What changed between two moments or commits (`end` None: now)."""
-        from gitmem.changes import diff
+        from gitmem.recall.changes import diff
 
         return diff(self.time_travel(), start, end)
 
@@ -196,8 +196,8 @@ class Store(CoreStore):
     ) -> Block:
         """The block SessionStart injects for `project` ("": every project), within `budget`
         bytes (default: the store's hooks.context_bytes, 8192 unless configured; docs/hooks.md)."""
-        from gitmem.context import build
-        from gitmem.hooksettings import hook_settings
+        from gitmem.agents.context import build
+        from gitmem.agents.settings import hook_settings
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)

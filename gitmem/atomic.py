@@ -3,7 +3,7 @@
 A reader sees the old content or the new one, never part of either, and a write that fails
 (a full disk, an interrupt) leaves the old file as it was and no temporary file behind. The
 hook path writes through this module, so it imports nothing but `os` (no pathlib, no typing:
-see gitmem.notes) and its annotations are strings.
+see gitmem.agents.notes) and its annotations are strings.
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from gitmem import embedding
 from gitmem.api import Store
 from gitmem.errors import UsageError
-from gitmem.index import ModelRef
-from gitmem.recall import DEFAULTS, Options
-from gitmem.schema import Schema
-from gitmem.timeparse import parse_moment
+from gitmem.index import embedding
+from gitmem.index.index import ModelRef
+from gitmem.recall.recall import DEFAULTS, Options
+from gitmem.recall.timeparse import parse_moment
+from gitmem.store.schema import Schema
 
 __all__ = ["METRICS", "Query", "evaluate", "format_report", "load_queries", "score", "store_for"]
 

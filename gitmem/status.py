@@ -6,8 +6,8 @@ import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gitmem.catalog import Catalog, CatalogCorrupt
-from gitmem.store import RECORDS_DIR
+from gitmem.index.catalog import Catalog, CatalogCorrupt
+from gitmem.store.store import RECORDS_DIR
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -36,7 +36,7 @@ def store_status(store: Store) -> dict[str, Any]:
         "model_problem": store.model_problem,
         "problems": [],
     }
-    from gitmem.sync import sync_status  # same layer; reads two refs and a small file
+    from gitmem.sync.sync import sync_status  # same layer; reads two refs and a small file
 
     report["sync"] = sync_status(store)
     return report
@@ -76,7 +76,7 @@ def diagnose(store: Store) -> dict[str, Any]:
         )
     if store.model_problem:
         problems.append(f"semantic search is off: {store.model_problem}")
-    from gitmem.validate import validate_files
+    from gitmem.store.validate import validate_files
 
     invalid = [p for p in validate_files(store, []) if p.level == "error"]
     if invalid:

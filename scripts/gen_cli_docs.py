@@ -14,8 +14,8 @@ from typing import Any
 
 import typer
 
-from gitmem.cli import app
-from gitmem.record import BASE_FIELDS
+from gitmem.cli.main import app
+from gitmem.store.record import BASE_FIELDS
 
 # The help text is laid out for this width whatever the terminal, so the file is the same on
 # every machine: given to click's context, and to the environment for anything that asks it.
@@ -53,8 +53,8 @@ record types and their fields in [schemas.md](schemas.md).
 """
 
 # --- the --json schemas ------------------------------------------------------------------------
-# (key, JSON type, meaning). RECORD_FIELDS must name exactly gitmem.record.BASE_FIELDS, in order;
-# render() refuses to run otherwise, so a new base field cannot go undocumented.
+# (key, JSON type, meaning). RECORD_FIELDS must name exactly gitmem.store.record.BASE_FIELDS, in
+# order; render() refuses to run otherwise, so a new base field cannot go undocumented.
 
 RECORD_FIELDS: list[tuple[str, str, str]] = [
     ("id", "string", "The record id: slug plus 6-character suffix."),

@@ -45,7 +45,7 @@ class Result:
 @pytest.fixture
 def gm(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     """Run the CLI in this process: gm("record", "fact", "body", input=b"...")."""
-    from gitmem.cli import run
+    from gitmem.cli.main import run
 
     def call(*args: str, input: bytes = b"") -> Result:
         capsys.readouterr()
@@ -60,7 +60,7 @@ def gm(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # 
 @pytest.fixture
 def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An initialised store, also set as GITMEM_STORE."""
-    from gitmem.store import Store
+    from gitmem.store.store import Store
 
     path = tmp_path / "store"
     Store.init(path)
@@ -93,6 +93,6 @@ def snapshot(path: Path) -> tuple[str, str, str]:
 
 @pytest.fixture
 def store(store_path: Path) -> Iterator[object]:
-    from gitmem.store import Store
+    from gitmem.store.store import Store
 
     yield Store.open(store_path)

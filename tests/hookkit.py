@@ -49,7 +49,7 @@ def run_hook(
     event: str, stdin: bytes, store: Path | None, *args: str, home: Path | None = None
 ) -> HookRun:
     """`gitmem hook EVENT` in this process."""
-    from gitmem.hooks import main
+    from gitmem.hooks.main import main
 
     env = {"HOME": str(home or os.environ["HOME"])}
     if store is not None:

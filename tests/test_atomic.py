@@ -276,7 +276,7 @@ BIG = LIMIT * 2
 
 
 def _store(tmp_path: Path) -> Path:
-    from gitmem.store import Store
+    from gitmem.store.store import Store
 
     Store.init(tmp_path / "store")
     return tmp_path / "store"
@@ -287,7 +287,7 @@ def _session(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "sessions" / "s1.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.session import SessionState, save_state
+    from gitmem.agents.session import SessionState, save_state
     files = tuple("src/x.py" for _ in range({BIG} // 10))
     save_state(Path(D).parent, SessionState("s1", files=files))
     """
@@ -298,7 +298,7 @@ def _automemory(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "automemory.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.automemory import _save
+    from gitmem.agents.automemory import _save
     _save(Path(D), {{"p": {{str(i): {{"sha": "0" * 64}} for i in range({BIG} // 64)}}}})
     """
     return tmp_path, "automemory.json", code
@@ -308,7 +308,7 @@ def _sync(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "gitmem-sync.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.sync import _save_state
+    from gitmem.sync.sync import _save_state
     _save_state(Path(D), "a" * {BIG}, "b")
     """
     return tmp_path, "gitmem-sync.json", code
@@ -318,7 +318,7 @@ def _hostsetup(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "settings.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.hostsetup import _write
+    from gitmem.agents.hostsetup import _write
     _write(Path(D) / "settings.json", "x" * {BIG})
     """
     return tmp_path, "settings.json", code
@@ -328,7 +328,7 @@ def _lock(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "gitmem-write.lock").write_text("old")  # the journal is new; the lock is kept
     code = f"""
     from pathlib import Path
-    from gitmem.lock import write_lock
+    from gitmem.store.lock import write_lock
     with write_lock(Path(D), 5.0, lambda journal: None) as begin:
         begin("0" * 40, ["records/x.md"] * ({BIG} // 10))
     """
@@ -340,7 +340,7 @@ def _vectors(tmp_path: Path) -> tuple[Path, str, str]:
     code = f"""
     from pathlib import Path
     import numpy as np
-    from gitmem.vectors import VectorFile
+    from gitmem.index.vectors import VectorFile
     VectorFile(Path(D) / "vectors.f32", 4).replace(np.ones(({BIG} // 16, 4), np.float32))
     """
     return tmp_path, "vectors.f32", code
@@ -350,7 +350,7 @@ def _worktree(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "r.md").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.git import _atomic_write
+    from gitmem.store.git import _atomic_write
     _atomic_write(Path(D) / "r.md", b"x" * {BIG})
     """
     return tmp_path, "r.md", code
@@ -360,7 +360,7 @@ def _hook_settings_cache(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "hooks.json").write_text("old")
     code = f"""
     import os
-    from gitmem.hooksettings import _cache_table
+    from gitmem.agents.settings import _cache_table
     _cache_table(os.path.join(D, "hooks.json"), "x" * {BIG}, {{}})  # best effort: no error
     """
     return tmp_path, "hooks.json", code
@@ -375,8 +375,8 @@ def _entities(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "doc.md").write_text("# Design\n\n## Storage\n")
     code = f"""
     from pathlib import Path
-    from gitmem.entities import index_document
-    from gitmem.store import Store
+    from gitmem.agents.entities import index_document
+    from gitmem.store.store import Store
     index_document(Store.open(Path(D).parent), Path({str(tmp_path / "doc.md")!r}), "doc.md")
     """
     return cache, "documents.json", code
@@ -388,8 +388,8 @@ def _publish(tmp_path: Path) -> tuple[Path, str, str]:
     (store / ".git" / "gitmem-publish.json").write_text(json.dumps({"twins": twins}))
     code = """
     from pathlib import Path
-    from gitmem.git import GitRepo
-    from gitmem.publish import Publisher
+    from gitmem.store.git import GitRepo
+    from gitmem.sync.publish import Publisher
     repo = GitRepo.open(Path(D).parent)
     Publisher(repo).save(repo.head())
     """
@@ -431,7 +431,7 @@ def test_a_full_disk_leaves_each_callers_file_as_it_was(tmp_path: Path, case: ob
 def test_the_write_journal_is_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer's journal is what the next writer recovers from after a crash: it must be on
     disk before the work it describes starts."""
-    from gitmem.lock import JOURNAL_NAME, write_lock
+    from gitmem.store.lock import JOURNAL_NAME, write_lock
 
     synced = fsynced(monkeypatch)
     with write_lock(tmp_path, 5.0, lambda journal: None) as begin:
@@ -443,7 +443,7 @@ def test_the_write_journal_is_fsynced(tmp_path: Path, monkeypatch: pytest.Monkey
 KILLED = """
 import os, sys
 from pathlib import Path
-from gitmem.store import Store
+from gitmem.store.store import Store
 store = Store.open(Path(sys.argv[1]))
 real_replace = os.replace
 def replace(src, dst):
@@ -458,7 +458,7 @@ store.record("fact", "a body", title="Killed at the rename")
 def test_a_writer_killed_at_the_rename_leaves_git_status_clean(store_path: Path) -> None:
     """The temporary file of a dead writer is named so that the store's .gitignore hides it
     (`.gitmem-*`), and the next writer finishes the work tree."""
-    from gitmem.store import Store
+    from gitmem.store.store import Store
 
     done = python(KILLED, str(store_path))
     assert done.returncode == 9, done.stderr
@@ -474,7 +474,7 @@ def test_a_writer_killed_at_the_rename_leaves_git_status_clean(store_path: Path)
 
 SETUP = """
 import resource, sys
-from gitmem.cli import run
+from gitmem.cli.main import run
 resource.setrlimit(resource.RLIMIT_FSIZE, (512, resource.RLIM_INFINITY))
 sys.exit(run(["setup", "--host", "claude-code", "--command", "gitmem"]))
 """

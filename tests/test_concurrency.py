@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean, git
 
-from gitmem.git import GitRepo
-from gitmem.store import Store
+from gitmem.store.git import GitRepo
+from gitmem.store.store import Store
 
 WRITER = """
 import sys
-from gitmem.store import Store
+from gitmem.store.store import Store
 store = Store.open(__import__("pathlib").Path(sys.argv[1]))
 for i in range(int(sys.argv[3])):
     store.record("fact", f"body {i} from {sys.argv[2]}", title=f"{sys.argv[2]} fact {i}",
@@ -114,7 +114,7 @@ def test_someone_elses_git_lock_is_respected(store_path: Path) -> None:
 AMENDER = """
 import sys
 from pathlib import Path
-from gitmem.store import Store
+from gitmem.store.store import Store
 store = Store.open(Path(sys.argv[1]))
 for i in range(int(sys.argv[4])):
     store.amend(sys.argv[2], {sys.argv[3]: f"{sys.argv[3]} {i}"})

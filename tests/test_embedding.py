@@ -20,18 +20,18 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tinymodel import build_tiny_model
 
-from gitmem import embedding
-from gitmem.embedding import (
+from gitmem.errors import GitmemError
+from gitmem.index import embedding
+from gitmem.index.embedding import (
     ModelInfo,
     ModelUnavailable,
-    build_tiny_model,
     chunks,
     fingerprint,
     load,
     locate,
 )
-from gitmem.errors import GitmemError
 
 DISTILLED = Path(__file__).resolve().parents[1] / "benchmarks/.models/minilm-distilled-256"
 
@@ -96,7 +96,7 @@ def test_load_reads_the_folder_without_model2vec(
 
 def test_loading_and_encoding_import_neither_model2vec_nor_the_hub(tiny_dir: Path) -> None:
     code = (
-        "import sys; from gitmem.embedding import load\n"
+        "import sys; from gitmem.index.embedding import load\n"
         f"load({str(tiny_dir)!r}).encode(['fix the flaky test'])\n"
         "heavy = ('model2vec', 'huggingface_hub', 'safetensors', 'torch', 'transformers')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
@@ -561,7 +561,7 @@ def test_locate_looks_in_the_default_cache_under_home(
 def test_locate_is_cheap(tiny_dir: Path, tmp_path: Path) -> None:
     _snapshot(tmp_path, "acme/tiny", "abc", tiny_dir, age=0)
     code = (
-        "import sys, time; from pathlib import Path; from gitmem.embedding import locate\n"
+        "import sys, time; from pathlib import Path; from gitmem.index.embedding import locate\n"
         "took = []\n"
         "for _ in range(20):\n"
         "    start = time.perf_counter()\n"
@@ -722,7 +722,8 @@ def test_safetensors_metadata_is_no_obstacle(
 
 
 def test_importing_the_module_imports_nothing_heavy() -> None:
-    code = "import sys, gitmem.embedding; print(sorted(m for m in sys.modules if m.split('.')[0] "
+    code = "import sys, gitmem.index.embedding; "
+    code += "print(sorted(m for m in sys.modules if m.split('.')[0] "
     code += "in ('model2vec', 'tokenizers', 'huggingface_hub', 'torch', 'numpy')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -846,7 +847,7 @@ def test_distill_a_tiny_transformer_offline(
 def test_word_cache_gives_the_tokenizers_own_ids_for_ascii(
     both_tiny: tuple[Any, Any], text: str
 ) -> None:
-    from gitmem.wordpiece import WordCache
+    from gitmem.index.wordpiece import WordCache
 
     tokenizer = both_tiny[0]._tokenizer
     for max_length in (None, 7):
@@ -859,7 +860,7 @@ def test_word_cache_gives_the_tokenizers_own_ids_for_ascii(
 
 
 def test_word_cache_leaves_other_text_to_the_tokenizer(both_tiny: tuple[Any, Any]) -> None:
-    from gitmem.wordpiece import WordCache
+    from gitmem.index.wordpiece import WordCache
 
     cache = WordCache.for_tokenizer(both_tiny[0]._tokenizer, None)
     assert cache is not None

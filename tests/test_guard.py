@@ -1,4 +1,4 @@
-"""Tests for the secret guard (gitmem/guard.py).
+"""Tests for the secret guard (gitmem/store/guard.py).
 
 Secrets are built at run time from a seeded generator in each vendor's shape, so this file holds
 no literal credential that another scanner could mistake for a real one.
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gitmem.guard import Finding, describe, redact, scan
+from gitmem.store.guard import Finding, describe, redact, scan
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"

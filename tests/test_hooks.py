@@ -13,7 +13,7 @@ from conftest import assert_clean, git
 from hookkit import HookRun, hook_process, log_text, make_project, payload, run_hook
 
 from gitmem.api import Store
-from gitmem.hooks import EVENTS, event_name
+from gitmem.hooks.main import EVENTS, event_name
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_the_no_op_path_imports_nothing_heavy(store_path: Path, project: Path, n
 
 NO_OP = """
 import io, json, os, sys
-from gitmem.hooks import main
+from gitmem.hooks.main import main
 out = io.StringIO()
 main(["post-tool-use"], os.environ, io.BytesIO(sys.stdin.buffer.read()), out)
 print(json.dumps([out.getvalue(), sorted(sys.modules)]))
@@ -195,7 +195,12 @@ def test_the_no_op_path_imports_neither_typing_nor_pathlib(
     out, loaded = json.loads(done.stdout)
     assert out == "" and not log_text(store_path)
     entry = ["gitmem.__main__", "gitmem.errors"] if code is NO_OP_MAIN else []
-    assert [m for m in loaded if m.startswith("gitmem")] == ["gitmem", *entry, "gitmem.hooks"]
+    assert [m for m in loaded if m.startswith("gitmem")] == [
+        "gitmem",
+        *entry,
+        "gitmem.hooks",
+        "gitmem.hooks.main",
+    ]
     assert not {"typing", "pathlib", "dataclasses", "tomllib"} & set(loaded)
 
 
@@ -513,7 +518,7 @@ def test_an_event_can_be_disabled_in_the_hosts_spelling(store_path: Path, projec
 
 LIGHT = """
 import io, json, os, sys
-from gitmem.hooks import main
+from gitmem.hooks.main import main
 main(["post-tool-use"], os.environ, io.BytesIO(sys.stdin.buffer.read()), io.StringIO())
 print(json.dumps(sorted(sys.modules)))
 """
@@ -550,10 +555,13 @@ def test_a_code_edit_stays_on_the_light_path(store_path: Path, project: Path) ->
     loaded = light_run(store_path, project)
     assert [m for m in loaded if m.startswith("gitmem")] == [
         "gitmem",
+        "gitmem.agents",
+        "gitmem.agents.notes",
+        "gitmem.agents.settings",
         "gitmem.hooks",
-        "gitmem.hooksettings",
-        "gitmem.location",
-        "gitmem.notes",
+        "gitmem.hooks.main",
+        "gitmem.store",
+        "gitmem.store.location",
     ]
     assert not {"typing", "pathlib", "tomllib", "dataclasses", "sqlite3"} & set(loaded)
     assert not log_text(store_path)

@@ -12,12 +12,14 @@ import pytest
 from conftest import assert_clean, git
 from hookkit import make_project
 
-from gitmem import gitfiles, hooksettings, location, stamp
+from gitmem.agents import settings as hooksettings
+from gitmem.agents.automemory import changed_files, memory_dir, mirror, project_slug
+from gitmem.agents.context import Item, render
+from gitmem.agents.project import find_project, normalise_remote
 from gitmem.api import Store
-from gitmem.automemory import changed_files, memory_dir, mirror, project_slug
-from gitmem.config import resolve_store_path
-from gitmem.context import Item, render
-from gitmem.project import find_project, normalise_remote
+from gitmem.index import stamp
+from gitmem.store import gitfiles, location
+from gitmem.store.config import resolve_store_path
 
 # --- project identity ----------------------------------------------------------------------
 
@@ -201,7 +203,8 @@ def test_the_project_sees_its_own_and_untagged_records_only() -> None:
 
 
 def test_the_context_reads_the_catalog_it_knows() -> None:
-    from gitmem import catalog, context
+    from gitmem.agents import context
+    from gitmem.index import catalog
 
     assert context.CATALOG_SCHEMA == catalog.SCHEMA_VERSION
     assert context._SEP == catalog._SEP
@@ -212,8 +215,8 @@ def test_the_catalog_shortcut_picks_what_a_full_scan_picks(store_path: Path) -> 
     the index current and behind HEAD."""
     import random
 
-    from gitmem import context
-    from gitmem.context import build
+    from gitmem.agents import context
+    from gitmem.agents.context import build
 
     rng = random.Random(3)
     store = Store.open(store_path)

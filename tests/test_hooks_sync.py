@@ -11,7 +11,7 @@ import pytest
 from conftest import git
 from hookkit import hook_process, log_text, make_project, payload
 
-from gitmem.store import Store
+from gitmem.store.store import Store
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from conftest import git
+from tinymodel import build_tiny_model
 
-from gitmem import embedding
 from gitmem.api import Store
-from gitmem.catalog import Filter
-from gitmem.index import ModelRef
-from gitmem.textindex import TextIndex, TextIndexCorrupt
-from gitmem.vectors import VectorFile
+from gitmem.index.catalog import Filter
+from gitmem.index.index import ModelRef
+from gitmem.index.textindex import TextIndex, TextIndexCorrupt
+from gitmem.index.vectors import VectorFile
 
 QUERIES = [
     "retry webhook deliveries",
@@ -36,7 +36,7 @@ QUERIES = [
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model") / "tiny"
-    embedding.build_tiny_model(out)
+    build_tiny_model(out)
     return out
 
 
@@ -190,7 +190,7 @@ def test_two_processes_updating_at_once_both_succeed(
         "import sys, json\n"
         "from pathlib import Path\n"
         "from gitmem.api import Store\n"
-        "from gitmem.index import ModelRef\n"
+        "from gitmem.index.index import ModelRef\n"
         "p = Path(sys.argv[2])\n"
         "s = Store.open(Path(sys.argv[1]))\n"
         "s.use_model(ModelRef.from_folder('tiny', p))\n"
@@ -402,7 +402,7 @@ def test_a_killed_rebuilds_directory_is_removed_by_the_next_catch_up(
         "import os, signal, sys\n"
         "from pathlib import Path\n"
         "from gitmem.api import Store\n"
-        "from gitmem.index import Index, ModelRef\n"
+        "from gitmem.index.index import Index, ModelRef\n"
         "def die(self, *args):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
         "Index._fill = die\n"

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 from conftest import git
+from tinymodel import build_tiny_model
 
-import gitmem.index as index_module
-import gitmem.indexbuild as indexbuild
-from gitmem import embedding
+import gitmem.index.build as indexbuild
+import gitmem.index.index as index_module
 from gitmem.api import Store
-from gitmem.index import ModelRef
-from gitmem.validate import validate_files
+from gitmem.index.index import ModelRef
+from gitmem.store.validate import validate_files
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 QUERIES = ("webhook retry", "PAY-1423 deploy", "tenant_id sharding", "日本語", "redis session")
@@ -36,7 +36,7 @@ QUERIES = ("webhook retry", "PAY-1423 deploy", "tenant_id sharding", "日本語"
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model") / "tiny"
-    embedding.build_tiny_model(out)
+    build_tiny_model(out)
     return out
 
 
@@ -165,12 +165,12 @@ def test_a_worker_error_midway_hands_the_rest_back(
 ) -> None:
     """A worker that answers the first batch and then dies: the rest is prepared here."""
     serial = build(varied, monkeypatch, parallel=False)
-    package = str(Path(indexbuild.__file__).parents[1])
+    package = str(Path(indexbuild.__file__).parents[2])
     code = textwrap.dedent(
         f"""
         import sys
         sys.path.insert(0, {package!r})
-        import gitmem.indexbuild as b
+        import gitmem.index.build as b
         real, calls = b.prepare, []
         def once(*args, **kwargs):
             calls.append(1)
@@ -198,11 +198,11 @@ def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: 
         textwrap.dedent(
             f"""
             from pathlib import Path
-            import gitmem.index, gitmem.indexbuild
+            import gitmem.index.index, gitmem.index.build
             from gitmem.api import Store
-            from gitmem.index import ModelRef
-            gitmem.index._BATCH = 3
-            gitmem.indexbuild.PARALLEL_MIN = 1
+            from gitmem.index.index import ModelRef
+            gitmem.index.index._BATCH = 3
+            gitmem.index.build.PARALLEL_MIN = 1
             store = Store.open(Path({str(store_path)!r}))
             store.use_model(ModelRef.from_folder("tiny", Path({str(model_dir)!r})))
             store.rebuild()
@@ -256,12 +256,12 @@ def hanging_workers(
     """Workers of which one hangs `how` on its `batch`-th batch; the others answer. `wrapped`:
     started by a script that runs Python as its child instead of becoming it. Returns the
     files that list the started processes' ids and the Python workers' ids."""
-    package = str(Path(indexbuild.__file__).parents[1])
+    package = str(Path(indexbuild.__file__).parents[2])
     code = textwrap.dedent(
         f"""
         import dataclasses, os, signal, sys, time
         sys.path.insert(0, {package!r})
-        import gitmem.indexbuild as b
+        import gitmem.index.build as b
         with open({str(tmp_path / "workers")!r}, "a") as out:
             print(os.getpid(), file=out)
         class Hang:

@@ -1,4 +1,4 @@
-"""The keyword half names its hits by the catalog keys its documents carry (gitmem.textindex,
+"""The keyword half names its hits by the catalog keys its documents carry (gitmem.index.textindex,
 Keys): it must answer exactly as naming them from the stored documents and checking each
 entry did, keep keys unique to one record version through failed writes, and never name a
 hit with another record's key."""
@@ -11,11 +11,11 @@ import pytest
 from test_index import QUERIES, answers, fill, tiny, tiny_model_dir  # noqa: F401
 from test_rowfacts import catalog_of, edited  # noqa: F401
 
-from gitmem import textindex
 from gitmem.api import Store
-from gitmem.catalog import Catalog, CatalogCorrupt, Filter
-from gitmem.index import Index
-from gitmem.textindex import TextIndex
+from gitmem.index import textindex
+from gitmem.index.catalog import Catalog, CatalogCorrupt, Filter
+from gitmem.index.index import Index
+from gitmem.index.textindex import TextIndex
 
 FILTERS = [
     Filter(),

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tinymodel import build_tiny_model
 from tokenizers import Tokenizer
 
-from gitmem import embedding
-from gitmem.lazytokenizer import LazyTokenizer
+from gitmem.index import embedding
+from gitmem.index.lazytokenizer import LazyTokenizer
 
 WORDS = ["retry", "webhook", "deliveries", "un", "##able", "postgres", "[UNK]", "[CLS]", "ß"]
 ASCII = string.ascii_letters + string.digits + string.punctuation + " \t\n\r\x00\x07\x7f"
@@ -22,7 +23,7 @@ ASCII = string.ascii_letters + string.digits + string.punctuation + " \t\n\r\x00
 @pytest.fixture(scope="module")
 def tokenizer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model") / "tiny"
-    embedding.build_tiny_model(out)
+    build_tiny_model(out)
     return out / "tokenizer.json"
 
 
@@ -120,7 +121,7 @@ def test_a_recall_model_loads_without_the_tokenizers_library(tokenizer_file: Pat
     import sys
 
     code = (
-        "import sys; from gitmem import embedding\n"
+        "import sys; from gitmem.index import embedding\n"
         f"model = embedding.load({str(tokenizer_file.parent)!r})\n"
         "model.encode(['retry the webhook deliveries'])\n"
         "print('tokenizers' in sys.modules)\n"
@@ -147,7 +148,7 @@ def test_same_ids_for_other_wordpiece_settings(
     "[mask]" and "WEBHOOK" are split off too (the index build's word cache alike)."""
     import json
 
-    from gitmem.wordpiece import WordCache
+    from gitmem.index.wordpiece import WordCache
 
     config = json.loads(tokenizer_file.read_text())
     if "added" in change:

@@ -1,5 +1,5 @@
-"""A recall in a process that has not loaded numpy ranks through gitmem.literank (ctypes over
-numpy's own OpenBLAS) and gitmem.embedding's numpy-free query encoder. It must answer exactly
+"""A recall in a process that has not loaded numpy ranks through gitmem.index.literank (ctypes over
+numpy's own OpenBLAS) and gitmem.index.embedding's numpy-free query encoder. It must answer exactly
 as the numpy path does: the same ids, the same scores to the last bit."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from test_index import (
 from test_quickrecall import model_dir, searchable  # noqa: F401  (fixtures)
 from test_rowfacts import edited  # noqa: F401  (a fixture)
 
-from gitmem import literank
 from gitmem.api import Store
-from gitmem.catalog import Filter
+from gitmem.index import literank
+from gitmem.index.catalog import Filter
 
 pytestmark = pytest.mark.skipif(
     not literank.available(), reason="numpy's bundled OpenBLAS is not on this machine"
@@ -61,7 +61,7 @@ CHILD = """
 import json, os, sys
 if sys.argv[1] == "numpy":
     import numpy  # loaded first: the recall takes numpy's path
-from gitmem.quickrecall import run
+from gitmem.cli.quickrecall import run
 code = run(sys.argv[2:], os.environ)
 print(json.dumps([code, "numpy" in sys.modules]), file=sys.stderr)
 """

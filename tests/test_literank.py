@@ -1,5 +1,6 @@
-"""gitmem.literank ranks the vector rows without numpy and must answer as gitmem.vectors.Ranking
-does over the same file: the same rows, in the same order, with the very same floats."""
+"""gitmem.index.literank ranks the vector rows without numpy and must answer as
+gitmem.index.vectors.Ranking does over the same file: the same rows, in the same order, with
+the very same floats."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gitmem import blas, literank, vectors
-from gitmem.literank import LiteRanking, Unranked, hidden_rows
+from gitmem.index import blas, literank, vectors
+from gitmem.index.literank import LiteRanking, Unranked, hidden_rows
 
 pytestmark = pytest.mark.skipif(not literank.available(), reason="no OpenBLAS of numpy's")
 DIM = 256
@@ -176,7 +177,7 @@ def test_ranking_never_imports_numpy(tmp_path: Path) -> None:
         "import sys\n"
         "from array import array\n"
         "from pathlib import Path\n"
-        "from gitmem.literank import LiteRanking, hidden_rows\n"
+        "from gitmem.index.literank import LiteRanking, hidden_rows\n"
         f"path = Path({str(path)!r})\n"
         f"q = array('f', {matrix[0].tolist()!r})\n"
         "hide = hidden_rows(array('q', range(5000)), array('b', bytes(5000)), 5000, False)\n"

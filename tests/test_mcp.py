@@ -59,7 +59,7 @@ def run(coro: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
 
 
 def test_cli_api_and_mcp_give_the_same_answers(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from gitmem.searching import result_json
+    from gitmem.recall.options import result_json
 
     ids = fill(store_path)
     api = Store.open(store_path)
@@ -150,7 +150,7 @@ def test_a_write_the_machine_refuses_is_a_tool_error_naming_the_file(
     on the command line (gitmem.errors.environment_error), not an internal error."""
     import errno
 
-    from gitmem import git
+    from gitmem.store import git
 
     def full(target: object, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(target))

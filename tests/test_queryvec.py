@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tinymodel import build_tiny_model
 
-from gitmem import embedding
-from gitmem.embedding import QueryEncoder, build_tiny_model, fingerprint, load, query_encoder
+from gitmem.index import embedding
+from gitmem.index.embedding import QueryEncoder, fingerprint, load, query_encoder
 
 DISTILLED = Path(__file__).resolve().parents[1] / "benchmarks/.models/minilm-distilled-256"
 
@@ -205,7 +206,7 @@ def test_a_folder_it_cannot_read_exactly_gives_none(
 
 def test_a_query_imports_no_numpy(models: dict[str, Path]) -> None:
     code = (
-        "import sys; from pathlib import Path; from gitmem.embedding import query_encoder\n"
+        "import sys; from pathlib import Path; from gitmem.index.embedding import query_encoder\n"
         f"v = query_encoder(Path({str(models['float16'])!r})).encode_query('x fix the bug')\n"
         "heavy = ('numpy', 'tokenizers', 'model2vec', 'safetensors')\n"
         "print(len(v), sorted(m for m in sys.modules if m.split('.')[0] in heavy))"

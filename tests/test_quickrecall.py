@@ -1,4 +1,4 @@
-"""The fast recall path (gitmem.quickrecall) answers exactly as the full CLI does, or leaves
+"""The fast recall path (gitmem.cli.quickrecall) answers exactly as the full CLI does, or leaves
 the command to it having printed nothing; and it never loads pygit2, typer or rich."""
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from typing import IO
 
 import pytest
 from conftest import Result, git
+from tinymodel import build_tiny_model
 
-from gitmem import embedding, literank, quickrecall
-from gitmem.stamp import catalog_stamp
-from gitmem.store import Store
+from gitmem.cli import quickrecall
+from gitmem.index import embedding, literank
+from gitmem.index.stamp import catalog_stamp
+from gitmem.store.store import Store
 
 NOW = ["--now", "2030-01-01"]  # decay depends on the clock; both runs must see one moment
 QUERIES = [
@@ -60,7 +62,7 @@ OPTIONS: list[list[str]] = [
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model") / "tiny"
-    embedding.build_tiny_model(out)
+    build_tiny_model(out)
     return out
 
 
@@ -222,7 +224,7 @@ def test_leaves_an_index_it_cannot_read_to_the_full_cli(
         use_model(searchable, str(tmp_path / "gone"))
     elif damage == "other model":
         other = tmp_path / "other"
-        embedding.build_tiny_model(other, seed=3)
+        build_tiny_model(other, seed=3)
         use_model(searchable, str(other))
         stamp = git(searchable, "rev-parse", "HEAD").strip()
         monkeypatch.setattr(quickrecall, "catalog_stamp", lambda root: stamp)
@@ -254,15 +256,15 @@ def run_python(code: str, store: Path, *args: str) -> subprocess.CompletedProces
 def test_loads_neither_pygit2_nor_typer_nor_rich_nor_numpy(searchable: Path) -> None:
     code = (
         "import json, os, sys\n"
-        "from gitmem.quickrecall import run\n"
+        "from gitmem.cli.quickrecall import run\n"
         "code = run(sys.argv[1:], os.environ)\n"
         "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)\n"
     )
     done = run_python(code, searchable, "PAY-1423", "--explain", *NOW)
     answered, modules = json.loads(done.stderr.strip().splitlines()[-1])
     assert answered == 0 and "No Friday" in done.stdout
-    heavy = {"pygit2", "typer", "click", "rich", "yaml", "multiprocessing", "gitmem.store"}
-    heavy.add("tokenizers")  # an ASCII query is tokenized by gitmem.lazytokenizer
+    heavy = {"pygit2", "typer", "click", "rich", "yaml", "multiprocessing", "gitmem.store.store"}
+    heavy.add("tokenizers")  # an ASCII query is tokenized by gitmem.index.lazytokenizer
     if literank.available():  # numpy's OpenBLAS ranks the rows through ctypes
         heavy.add("numpy")
     assert [m for m in modules if m in heavy or m.split(".")[0] in heavy] == []
@@ -325,7 +327,7 @@ def test_openblas_settings_change_no_score_gitmem_computes() -> None:
     score: gitmem's products over a matrix large enough to be split come out the same."""
     code = (
         "import hashlib, numpy as np\n"
-        "from gitmem.vectors import Ranking, normalise\n"
+        "from gitmem.index.vectors import Ranking, normalise\n"
         "rng = np.random.default_rng(7)\n"
         "m = normalise(rng.standard_normal((60000, 256), dtype=np.float32))\n"
         "q = normalise(rng.standard_normal(256, dtype=np.float32))\n"
@@ -367,7 +369,8 @@ def test_openblas_thread_timeout_changes_no_score() -> None:
 
 
 def test_the_index_reads_records_where_the_store_keeps_them() -> None:
-    from gitmem import index, store
+    from gitmem.index import index
+    from gitmem.store import store
 
     assert index.RECORDS_DIR == store.RECORDS_DIR
 
@@ -376,7 +379,7 @@ def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(
     model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "copy"
-    embedding.build_tiny_model(folder)
+    build_tiny_model(folder)
     hashed: list[Path] = []
     real = embedding._hash_model
 
@@ -567,7 +570,7 @@ STOPPING = (
     "    time.sleep(600)\n"
     "class Importing:\n"
     "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name in ('gitmem.cli', 'gitmem.quickrecall'):\n"
+    "        if name in ('gitmem.cli.app', 'gitmem.cli.quickrecall'):\n"
     "            stop()\n"
     "if point == 'importing':\n"
     "    sys.meta_path.insert(0, Importing())\n"
@@ -579,7 +582,7 @@ STOPPING = (
 
 @pytest.mark.parametrize(
     "point",
-    ["importing", "gitmem.recall.recall", "gitmem.display.recall"],
+    ["importing", "gitmem.recall.recall.recall", "gitmem.cli.display.recall"],
     ids=["importing", "searching", "printing"],
 )
 @pytest.mark.parametrize("way", ["quick", "full"])
@@ -653,7 +656,7 @@ def test_the_full_cli_says_what_typer_would_end_in_silence(
     code: int,
     said: str,
 ) -> None:
-    from gitmem import cli
+    from gitmem.cli import app as cli
 
     def opening(store: str | None) -> None:
         raise raised

@@ -1,4 +1,4 @@
-"""The quick record path (gitmem.quickrecord) writes and answers exactly as the full CLI does,
+"""The quick record path (gitmem.cli.quickrecord) writes and answers exactly as the full CLI does,
 or leaves the command to it having read, written and printed nothing; it never loads typer
 or rich."""
 
@@ -20,8 +20,8 @@ import pytest
 from conftest import Result, assert_clean, git, snapshot
 from test_quickrecall import interrupted_at
 
-from gitmem import quickrecord
-from gitmem.store import Store
+from gitmem.cli import quickrecord
+from gitmem.store.store import Store
 
 SECRET = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"  # a GitHub token's shape
 MOMENT = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -45,7 +45,7 @@ def busy(root: Path, patches: pytest.MonkeyPatch) -> None:
 
 def broken_commit(root: Path, patches: pytest.MonkeyPatch) -> None:
     """A bug in the write itself, after the lock is held: reported, never retried."""
-    from gitmem.git import GitRepo
+    from gitmem.store.git import GitRepo
 
     def commit_files(*args: object, **kwargs: object) -> str:
         raise RuntimeError("the disk is on fire")
@@ -55,7 +55,7 @@ def broken_commit(root: Path, patches: pytest.MonkeyPatch) -> None:
 
 def full_disk(root: Path, patches: pytest.MonkeyPatch) -> None:
     """The machine refuses the write: said as such (exit code 1), not as a bug."""
-    from gitmem.git import GitRepo
+    from gitmem.store.git import GitRepo
 
     def commit_files(*args: object, **kwargs: object) -> str:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(root / ".git" / "objects"))
@@ -148,9 +148,9 @@ CASES: list[Case] = [
 def filled(store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A store with a shared and a private record, two ids that share the prefix "a", and a
     clock, a commit time and record ids that do not change between runs."""
-    from gitmem import git as gitmodule
-    from gitmem import record as recordmodule
-    from gitmem import store as storemodule
+    from gitmem.store import git as gitmodule
+    from gitmem.store import record as recordmodule
+    from gitmem.store import store as storemodule
 
     class Frozen(datetime):
         @classmethod
@@ -241,7 +241,7 @@ def quick(args: list[str], case: Case, capsys: pytest.CaptureFixture[str]) -> Re
 
 
 def full(args: list[str], case: Case, capsys: pytest.CaptureFixture[str]) -> Result:
-    from gitmem.cli import run
+    from gitmem.cli.main import run
 
     capsys.readouterr()
     sys.stdin = stdin(case.stdin, case.tty)
@@ -373,9 +373,10 @@ def test_leaves_a_closed_stdin_to_the_full_cli(
 
 
 def test_records_with_the_full_clis_own_library_call() -> None:
-    """The quick path opens a gitmem.store.Store, the CLI a gitmem.api.Store: the same
+    """The quick path opens a gitmem.store.store.Store, the CLI a gitmem.api.Store: the same
     record() as long as the search layer adds nothing to writing."""
-    from gitmem import api, store
+    from gitmem import api
+    from gitmem.store import store
 
     used = ["open", "__init__", "record", "_new_record", "guard", "check", "_write", "_commit"]
     used += ["_exclusive", "_follow", "_recover", "catalog", "resolve", "previous", "head"]
@@ -391,7 +392,7 @@ def test_records_with_the_full_clis_own_library_call() -> None:
 BOTH_WAYS = (
     "import sys; from gitmem import __main__ as m\n"
     "if sys.argv.pop(1) == 'full': m.QUICK_PATHS.clear()\n"
-    "else: sys.modules['gitmem.cli'] = None\n"
+    "else: sys.modules['gitmem.cli.main'] = None\n"
     "m.main()\n"
 )
 
@@ -414,14 +415,22 @@ def python(
 def test_loads_neither_typer_nor_rich(store_path: Path) -> None:
     code = (
         "import json, os, sys\n"
-        "from gitmem.quickrecord import run\n"
+        "from gitmem.cli.quickrecord import run\n"
         "code = run(sys.argv[1:], os.environ)\n"
         "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)\n"
     )
     done = python(code, store_path, "fact", "Loaded lightly.", "--title", "Light", "--json")
     answered, modules = json.loads(done.stderr.strip().splitlines()[-1])
     assert answered == 0 and json.loads(done.stdout)["operation"] == "record"
-    heavy = {"typer", "click", "rich", "gitmem.cli", "gitmem.api", "gitmem.embedding", "yaml"}
+    heavy = {
+        "typer",
+        "click",
+        "rich",
+        "gitmem.cli.app",
+        "gitmem.api",
+        "gitmem.index.embedding",
+        "yaml",
+    }
     assert [m for m in modules if m in heavy or m.split(".")[0] in heavy] == []
 
 
@@ -497,7 +506,11 @@ STOPPING = (
 
 @pytest.mark.parametrize(
     "point",
-    ["gitmem.lock:acquire", "gitmem.guard:scan", "gitmem.git:GitRepo._sync_worktree"],
+    [
+        "gitmem.store.lock:acquire",
+        "gitmem.store.guard:scan",
+        "gitmem.store.git:GitRepo._sync_worktree",
+    ],
     ids=["locking", "guarding", "after-the-commit"],
 )
 def test_an_interrupt_is_said_alike_and_leaves_the_store_alike(

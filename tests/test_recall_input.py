@@ -13,8 +13,8 @@ from conftest import Result, git
 from test_index import fill
 
 from gitmem.api import Store
-from gitmem.catalog import Filter
 from gitmem.errors import UsageError
+from gitmem.index.catalog import Filter
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_until_a_bare_date_includes_that_day(
 
 
 def test_until_today_and_yesterday_end_their_day() -> None:
-    from gitmem.searching import recall_options
+    from gitmem.recall.options import recall_options
 
     for word, back in (("today", 0), ("yesterday", 1)):
         before = datetime.now(UTC)

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
-from gitmem import blas
 from gitmem.api import Store
-from gitmem.catalog import Catalog, Entry, Filter
-from gitmem.index import Index
-from gitmem.recall import Options, recall
-from gitmem.store import Store as PlainStore
-from gitmem.vectors import VectorFile, normalise, query_row, top_rows
+from gitmem.index import blas
+from gitmem.index.catalog import Catalog, Entry, Filter
+from gitmem.index.index import Index
+from gitmem.index.vectors import VectorFile, normalise, query_row, top_rows
+from gitmem.recall.recall import Options, recall
+from gitmem.store.store import Store as PlainStore
 
 WORDS = (
     "cache index commit deploy retry webhook postgres redis session token queue worker schema "
@@ -322,12 +322,12 @@ def test_a_reader_drops_its_owners_when_another_process_compacts_under_the_same_
 
 
 def test_scores_do_not_depend_on_how_many_threads_blas_may_use() -> None:
-    """The product runs on one BLAS thread whatever the machine allows (gitmem.vectors): a
+    """The product runs on one BLAS thread whatever the machine allows (gitmem.index.vectors): a
     product split over two threads rounds some rows differently in the last bit, which would
     make two machines with different cores disagree on scores (DESIGN.md invariant 8)."""
     code = (
         "import hashlib, numpy as np\n"
-        "from gitmem.vectors import _blas_controls, normalise, top_rows\n"
+        "from gitmem.index.vectors import _blas_controls, normalise, top_rows\n"
         "rng = np.random.default_rng(7)\n"
         "m = normalise(rng.standard_normal((100000, 256), dtype=np.float32))\n"
         "q = normalise(rng.standard_normal(256, dtype=np.float32))\n"
@@ -356,7 +356,7 @@ def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
     is put back all the same, and the lock is free for the next product."""
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     count = [2]
 
@@ -389,7 +389,7 @@ def child_code(pid: int, seconds: float, hung: str) -> int:
 def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     matrix = vectors.normalise(np.eye(4, dtype=np.float32))
     with blas.THREAD_LIMIT.lock:  # as if another thread were inside a product
@@ -402,7 +402,7 @@ def test_a_child_forked_while_the_blas_lock_is_held_can_still_search() -> None:
     assert child_code(pid, 30, "the forked child hung on the BLAS lock") == 0
 
 
-# --- the product shared between threads (gitmem.vectors._Product) ----------------------------
+# --- the product shared between threads (gitmem.index.vectors._Product) ---------------------------
 
 
 def shared_case(rows: int = 9 * 4096 + 123) -> tuple[Any, Any, Any]:
@@ -410,7 +410,7 @@ def shared_case(rows: int = 9 * 4096 + 123) -> tuple[Any, Any, Any]:
     row must score however the blocks are shared out."""
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     rng = np.random.default_rng(11)
     matrix = normalise(rng.standard_normal((rows, 96), dtype=np.float32))
@@ -424,7 +424,7 @@ def shared_case(rows: int = 9 * 4096 + 123) -> tuple[Any, Any, Any]:
 def test_a_product_scores_the_same_however_its_blocks_are_shared() -> None:
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     matrix, q, expected = shared_case()
     assert np.array_equal(vectors._Product(matrix, q).run(), expected)
@@ -458,7 +458,7 @@ def test_the_owner_waits_for_a_block_a_helper_is_still_computing(
 ) -> None:
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     matrix, q, expected = shared_case()
     taken = threading.Event()
@@ -486,7 +486,7 @@ def test_a_block_a_helper_fails_on_is_computed_by_the_owner(
 ) -> None:
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     matrix, q, expected = shared_case()
     real = np.matmul
@@ -511,7 +511,7 @@ def test_a_block_a_helper_fails_on_is_computed_by_the_owner(
 def test_a_failing_helper_does_not_fail_the_recall(
     big: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     expected = big.recall("webhook retry policy", now=NOW)
     monkeypatch.setattr(vectors, "help_products", lambda owner: 1 / 0)
@@ -521,7 +521,7 @@ def test_a_failing_helper_does_not_fail_the_recall(
 def test_the_blas_count_is_put_back_only_when_the_last_product_leaves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     count = [2]
     put = lambda n: count.__setitem__(0, n)  # noqa: E731
@@ -551,7 +551,7 @@ def test_a_recall_helps_only_its_own_product(big: Store, monkeypatch: pytest.Mon
     that product too."""
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     monkeypatch.setattr(vectors, "BLOCK_ROWS", 16)  # the small store's product in many blocks
     expected = big.recall("webhook", now=NOW)
@@ -602,7 +602,7 @@ def test_a_helper_takes_no_block_once_the_owner_has_left(
     held up."""
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     matrix, q, _ = shared_case()
     real = np.matmul
@@ -628,7 +628,7 @@ def test_a_helper_takes_no_block_once_the_owner_has_left(
 def test_an_interrupt_as_a_product_is_registered_leaves_it_unregistered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     class Interrupted(set[Any]):
         def add(self, item: Any) -> None:
@@ -648,7 +648,7 @@ def test_a_child_forked_during_another_threads_product_gets_the_blas_count_back(
 ) -> None:
     """The thread that would put the count back is not in the child: the child puts it back
     itself, or its numpy would run on one thread for good."""
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     count = [2]
     put = lambda n: count.__setitem__(0, n)  # noqa: E731
@@ -681,7 +681,7 @@ def test_a_semantic_half_that_widens_its_rows_computes_the_product_once(
 ) -> None:
     """Three records in four fail the filter, so the top rows are widened (want *= 4) until
     enough pass: the product is not computed again for each widening."""
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     index = big.index()
     runs = []
@@ -766,7 +766,7 @@ def test_the_sampled_selection_keeps_exactly_the_rows_tied_with_or_above_the_kth
     or not), hidden rows (-inf) or NaN do."""
     import numpy as np
 
-    from gitmem import vectors
+    from gitmem.index import vectors
 
     rng = np.random.default_rng(seed)
     for size in (9_599, 9_600, 20_000, 100_003):
@@ -800,7 +800,7 @@ def test_a_failing_keyword_half_fails_the_recall_and_not_the_next(big: Store) ->
 def test_a_child_forked_while_the_keyword_thread_is_busy_can_recall(big: Store) -> None:
     """The child has no keyword thread (fork copies only the forking one) and may hold a
     copy of its lock: its first hybrid recall starts a thread of its own."""
-    from gitmem import recall as recall_module
+    from gitmem.recall import recall as recall_module
 
     expected = [h.id for h in big.recall("webhook retry", now=NOW).hits]
     release = threading.Event()
@@ -863,7 +863,7 @@ def test_candidates_come_best_first_as_a_full_sort_ranks_them(
 ) -> None:
     """recall._best_first scores as few candidates as the order needs: it must give them in
     the order of scoring all and sorting, ties (equal scores, coarse inputs) by id."""
-    from gitmem import recall as recall_module
+    from gitmem.recall import recall as recall_module
 
     options = Options(half_life_days=half_life, decay_floor=floor, weight_strength=strength)
     fused = {f"r{i:03d}": base for i, (base, _, _, _) in enumerate(candidates)}
@@ -883,7 +883,7 @@ def test_candidates_come_best_first_as_a_full_sort_ranks_them(
 def test_subnormal_scores_come_in_the_full_sorts_order() -> None:
     """Where a product is subnormal its rounding error is absolute, not relative: a case
     (found by a review's random search) that a relative slack alone misordered."""
-    from gitmem import recall as recall_module
+    from gitmem.recall import recall as recall_module
 
     now = 1.8e9
     fused = {"r00": 3.4e-322, "r01": 3.4e-322, "r02": 3.5e-322}

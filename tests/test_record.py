@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import RecordInvalid
-from gitmem.record import (
+from gitmem.store.record import (
     BASE_FIELDS,
     Record,
     body_problems,
@@ -261,7 +261,7 @@ def test_body_key_in_frontmatter_and_bom() -> None:
 @given(value=_line, items=st.lists(_line.filter(lambda s: s.strip() != ""), max_size=3))
 def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
     """Frontmatter as dump writes it reads the same with the fast reader and with PyYAML."""
-    from gitmem.record import _fast_load, _load_yaml, split
+    from gitmem.store.record import _fast_load, _load_yaml, split
 
     record = sample(title=value.strip() or "t", fields={"note": value, "many": tuple(items)})
     front, _ = split(dump(record))
@@ -282,6 +282,6 @@ def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
     ],
 )
 def test_fast_reader_leaves_other_yaml_to_pyyaml(front: str) -> None:
-    from gitmem.record import _fast_load
+    from gitmem.store.record import _fast_load
 
     assert _fast_load(front) is None

@@ -12,8 +12,8 @@ import pytest
 from test_index import QUERIES, answers, fill, reopened, tiny, tiny_model_dir  # noqa: F401
 
 from gitmem.api import Store
-from gitmem.catalog import Catalog, Filter, RowFacts
-from gitmem.index import Index
+from gitmem.index.catalog import Catalog, Filter, RowFacts
+from gitmem.index.index import Index
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hookkit import FIXTURES, make_project
 
-from gitmem import hostsetup
+from gitmem.agents import hostsetup
 from gitmem.errors import GitmemError
 
 COMMAND = ["/opt/gitmem/bin/gitmem"]
@@ -229,7 +229,7 @@ def test_the_default_command_keeps_the_symlink_on_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A versioned install behind a PATH symlink (Homebrew's Cellar) goes away on upgrade."""
-    from gitmem.cli_agents import _command
+    from gitmem.cli.agents import _command
 
     cellar = tmp_path / "Cellar" / "gitmem" / "1.0" / "bin"
     cellar.mkdir(parents=True)

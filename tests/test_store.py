@@ -8,7 +8,7 @@ import pytest
 from conftest import assert_clean, git, snapshot
 
 from gitmem.errors import GitmemError, NotFound, RecordInvalid, UsageError
-from gitmem.store import Store
+from gitmem.store.store import Store
 
 
 def commits(path: Path) -> int:

@@ -15,9 +15,9 @@ from conftest import assert_clean, git
 
 from gitmem.api import Store
 from gitmem.errors import GitmemError
-from gitmem.git import GitRepo
-from gitmem.merge import plan_merge
-from gitmem.sync import SyncResult, clone, sync
+from gitmem.store.git import GitRepo
+from gitmem.sync.merge import plan_merge
+from gitmem.sync.sync import SyncResult, clone, sync
 
 
 def run_sync(store: Store, **kwargs: object) -> SyncResult:
@@ -293,7 +293,7 @@ def test_status_shows_ahead_and_behind(remote: Path, gm) -> None:  # type: ignor
     )
     run_sync(a)
     git(b.root, "fetch", "--quiet", "origin")
-    from gitmem.sync import sync_status
+    from gitmem.sync.sync import sync_status
 
     assert sync_status(a)["ahead"] == 0
     assert sync_status(b)["behind"] == 2
@@ -348,7 +348,7 @@ def test_sync_brings_an_existing_index_up_to_date(remote: Path) -> None:
     run_sync(a)
     result = run_sync(b)
     assert result.index == "current"
-    from gitmem.catalog import Catalog
+    from gitmem.index.catalog import Catalog
 
     catalog = Catalog(b.cache_dir / "index" / "catalog.sqlite")
     try:

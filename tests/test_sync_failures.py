@@ -22,8 +22,8 @@ from test_sync import fact, make_clone, run_sync
 
 from gitmem.api import Store
 from gitmem.errors import GitmemError
-from gitmem.gitcli import GitFailed
-from gitmem.sync import sync, sync_status
+from gitmem.sync.gitcli import GitFailed
+from gitmem.sync.sync import sync, sync_status
 
 pytest_plugins = ["test_sync"]  # its `remote` fixture
 

@@ -23,7 +23,7 @@ import json, os, sys
 from pathlib import Path
 from gitmem.api import Store
 from gitmem.errors import GitmemError
-from gitmem.sync import sync
+from gitmem.sync.sync import sync
 
 root, tag, count, every = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 store = Store.open(Path(root))

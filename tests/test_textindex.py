@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import textindex
-from gitmem.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
+from gitmem.index import textindex
+from gitmem.index.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
 
 WORDS = (
     "cache deploy build queue retry timeout schema index commit branch merge token session "
@@ -220,7 +220,8 @@ def test_readers_never_see_half_a_commit(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from gitmem.textindex import TextIndex, TextDoc;"
+            "import sys; from pathlib import Path; "
+            "from gitmem.index.textindex import TextIndex, TextDoc;"
             "docs = [TextDoc(f'n{i}', 'b', 'cache', '', 'deploy ' * 50, (), 'f')"
             " for i in range(3000)];"
             "TextIndex.open(Path(sys.argv[1])).write(docs, ['r0000'])",
@@ -242,7 +243,7 @@ def test_second_writer_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyP
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from gitmem.textindex import TextIndex;"
+            "import sys; from pathlib import Path; from gitmem.index.textindex import TextIndex;"
             "w = TextIndex.open(Path(sys.argv[1]))._main.writer(15_000_000, 1);"
             "print('held', flush=True); sys.stdin.read()",
             str(tmp_path / "ix"),

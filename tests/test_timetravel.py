@@ -20,7 +20,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
-from gitmem.record import Record, dump
+from gitmem.store.record import Record, dump
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 BEGIN = "2026-01-01T00:00:00Z"
@@ -530,7 +530,7 @@ def test_a_failed_catch_up_after_a_rewrite_leaves_the_cache_as_it_was(
     def dies(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gitmem.timeline.Timeline._walk", dies)
+    monkeypatch.setattr("gitmem.recall.timeline.Timeline._walk", dies)
     with pytest.raises(KeyboardInterrupt):
         opened(root).records(as_of="2026-03-25")
     assert tables(store) == before

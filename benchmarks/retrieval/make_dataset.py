@@ -34,7 +34,7 @@ from coding_agent_src.spec import CATEGORIES, TYPES, QuerySpec, RecordSpec  # no
 SEED = "gitmem-retrieval-coding-agent-v1"
 DEFAULT_NOW = datetime(2026, 10, 1, tzinfo=UTC)
 PERIOD = (datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 10, 1, tzinfo=UTC))
-SUFFIX_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # as gitmem.record (Crockford base32)
+SUFFIX_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # as gitmem.store.record (Crockford base32)
 SLUG_MAX = 48
 RECORD_KEYS = (
     "id",
@@ -76,7 +76,7 @@ STOPWORDS = frozenset(
 
 
 def slugify(title: str) -> str:
-    """Same rule as gitmem.record.slugify: ASCII words joined by '-', cut at 48 characters."""
+    """Same rule as gitmem.store.record.slugify: ASCII words joined by '-', cut at 48 characters."""
     ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     slug = ""

@@ -1,0 +1,208 @@
+"""`gitmem recall` without the full CLI, when the search index is current.
+
+A recall as a whole process must finish within 0.4 s at 100k records (DESIGN.md), and the full
+CLI spends most of that importing what a recall of a current index never uses: libgit2's
+bindings (~100-160 ms), typer (~45 ms), the write side of the store, the index builder's
+process pool. Reading a current index needs none of them: HEAD comes from .git's own files
+(gitmem.store.gitfiles, gitmem.index.stamp), and the index says which commit it mirrors. So
+`python -m gitmem recall`
+comes here first (gitmem/__main__.py), and this module answers when it can:
+
+- the arguments are ones it understands (any option of `gitmem recall` except --batch and
+  --as-of, as `--opt VALUE` or `--opt=VALUE`, one query);
+- the store is a plain git work tree, its HEAD readable from .git, and the index current:
+  present, readable, built with the configured model and stamped with HEAD.
+
+Anything else goes to the full CLI, in the same process and before anything is printed: an
+index that is missing, behind HEAD or unusable (catching up needs the repository), a model not
+on this machine, --help, an option or value this parser does not know, and every error, which
+the full CLI reports as it always has. What is printed is the full CLI's, byte for byte: the
+same search code and the same display functions; tests/test_quickrecall.py runs a matrix of
+options both ways and compares stdout, stderr and exit codes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.cli.argsplit import split
+from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
+from gitmem.index import embedding
+from gitmem.index.stamp import catalog_stamp
+from gitmem.store.gitfiles import head_commit
+from gitmem.store.location import is_store, model_cache, store_path
+
+if TYPE_CHECKING:
+    from gitmem.index.index import Index, ModelRef, Progress
+    from gitmem.recall.recall import Result
+    from gitmem.store.git import GitRepo
+
+__all__ = ["run"]
+
+# Options of `gitmem recall` (gitmem/cli/app.py) this parser takes, by the name the CLI gives them.
+_VALUED = {
+    "--mode": "mode",
+    "--limit": "limit",
+    "-n": "limit",
+    "--type": "type",
+    "--tag": "tag",
+    "--agent": "agent",
+    "--scope": "scope",
+    "--since": "since",
+    "--until": "until",
+    "--now": "now",
+    "--fusion": "fusion",
+    "--store": "store",
+}
+_FLAGS = {"--include-superseded": "include_superseded", "--explain": "explain", "--json": "json"}
+_REPEATED = ("type", "tag")
+_LIMIT = re.compile(r"[0-9]{1,4}")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A recall as the command line asked for it, with the CLI's defaults."""
+
+    query: str
+    values: dict[str, str] = field(default_factory=dict)  # the last of each valued option
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    flags: frozenset[str] = frozenset()
+
+    def arguments(self) -> dict[str, Any]:
+        """What the CLI's recall command hands gitmem.recall.options.recall_options."""
+        return dict(
+            mode=self.values.get("mode", "hybrid"),
+            limit=int(self.values.get("limit", "10")),
+            type=list(self.types),
+            tag=[t.strip() for v in self.tags for t in v.split(",") if t.strip()],
+            agent=self.values.get("agent"),
+            scope=self.values.get("scope"),
+            since=self.values.get("since"),
+            until=self.values.get("until"),
+            include_superseded="include_superseded" in self.flags,
+            now=self.values.get("now"),
+            fusion=self.values.get("fusion", ""),
+        )
+
+
+def parse(argv: Sequence[str]) -> Request | None:
+    """The request, or None where the CLI's parser might read `argv` otherwise or refuse it
+    (it then does both itself). Stricter than the CLI on purpose: a value that starts with a
+    dash, a limit written other than in plain digits, `-n5` — all left to the CLI."""
+    parts = split(argv, _VALUED, _FLAGS, _REPEATED)
+    if parts is None:
+        return None  # --help, --batch, --as-of, a typo, a value starting with a dash: the CLI's
+    values, repeated, positional = parts.values, parts.repeated, parts.positional
+    if len(positional) != 1 or not positional[0].strip():
+        return None
+    if "limit" in values and not (
+        _LIMIT.fullmatch(values["limit"]) and 1 <= int(values["limit"]) <= 1000
+    ):
+        return None
+    return Request(
+        positional[0], values, tuple(repeated["type"]), tuple(repeated["tag"]), parts.flags
+    )
+
+
+def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
+    """Answer `gitmem recall ARGV`: the exit code, or None when the full CLI must answer (then
+    nothing has been printed and nothing written). An interrupt, and output that cannot be
+    written, are left to gitmem.__main__, which ends the full CLI's commands the same way."""
+    request = parse(argv)
+    if request is None:
+        return None
+    try:
+        result = _search(request, env)
+    except Exception:  # _Declined, and any failure: the full CLI's to meet and to report
+        return None
+    from gitmem.cli import display
+
+    flags = request.flags
+    try:
+        display.recall(request.query, result, as_json="json" in flags, explain="explain" in flags)
+    except Exception as exc:  # printing failed (stdout that cannot encode a title): as the CLI
+        display.error(bug_message(exc))
+        return EXIT_BUG
+    return EXIT_OK
+
+
+def _search(request: Request, env: Mapping[str, str]) -> Result:
+    """The recall; _Declined when the index cannot be read as it is."""
+    root = store_path(request.values.get("store"), env)
+    if not is_store(root):
+        raise _Declined
+    head = head_commit(root / ".git")
+    if head is None or catalog_stamp(root) != head:
+        raise _Declined  # found before the imports below: a stale index costs the CLI little
+    from gitmem.store.schema import load_schemas
+
+    # As opening the store does: a broken one fails every command.
+    types = load_schemas(root / "schemas")
+    model = _model(root, env)
+    # Only now the search: tantivy, SQLite, numpy.
+    from gitmem.recall.options import RecordTypes, recall_options
+    from gitmem.recall.recall import recall
+
+    index = _current_index(_Tip(root), model)
+    known = RecordTypes(types, index.has_type)
+    return recall(index, request.query, recall_options(request.arguments(), env, types=known))
+
+
+def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:
+    """The configured model as gitmem.api.Store.model finds it (not loaded yet); None for
+    `model = "none"`. _Declined when it is not on this machine: the full CLI says why."""
+    from gitmem.store.config import load_config
+
+    spec = load_config(root).model
+    if spec.strip().lower() == "none":
+        return None
+    local = root / spec
+    folder = embedding.locate(str(local) if local.is_dir() else spec, model_cache(env))
+    if folder is None:
+        raise _Declined
+    from gitmem.index.index import ModelRef
+
+    return ModelRef.from_folder(spec, folder)
+
+
+class _Declined(Exception):
+    """Not for the fast path: the full CLI answers (the index is behind HEAD, say)."""
+
+
+class _Tip:
+    """A store as far as reading a current index goes (gitmem.index.index.IndexedStore): its cache
+    directory and HEAD, read from .git's files. Its repository is never reached."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache_dir = root / ".gitmem"
+
+    def head(self) -> str | None:
+        return head_commit(self.root / ".git")
+
+    @property
+    def repo(self) -> GitRepo:
+        raise _Declined
+
+
+def _current_index(tip: _Tip, model: ModelRef | None) -> Index:
+    """An index that answers only while it is current and never catches up. Made here, not at
+    import: gitmem.index.index loads tantivy and SQLite, which a request left to the CLI never
+    needs."""
+    from gitmem.index.index import Index
+
+    class CurrentIndex(Index):
+        # One recall, then the process ends: ranking without numpy spares its import
+        # (Index._semantic_without_numpy), which a long-lived process would rather pay once.
+        rank_without_numpy = True
+
+        def ensure_current(self, progress: Progress | None = None) -> None:
+            if not self.current():
+                raise _Declined  # HEAD moved since the check in _search
+
+    return CurrentIndex(tip, model)

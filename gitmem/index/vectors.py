@@ -1,0 +1,330 @@
+"""The semantic half's storage: an append-only file of float32 unit vectors, and exact top-k.
+
+One row per chunk of a record; which row belongs to which record (and whether it is still
+current) lives in the index's catalog. Rows are only ever appended; a row whose record changed
+is left dead until the next compaction. The file is memory-mapped, so opening it costs nothing
+and several processes share the same pages.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gitmem.atomic import replace_file
+from gitmem.index.blas import BLOCK_ROWS, THREAD_LIMIT, Controls, openblas
+
+__all__ = [
+    "Matrix",
+    "Ranking",
+    "RowArrays",
+    "VectorFile",
+    "help_products",
+    "normalise",
+    "query_row",
+    "top_rows",
+]
+
+Matrix = np.ndarray[Any, np.dtype[np.float32]]
+_ITEM = 4  # bytes of a float32
+
+
+def normalise(vectors: Any) -> Matrix:
+    """Rows scaled to unit length (zero rows stay zero), as contiguous float32."""
+    matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix.reshape(1, -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    result: Matrix = (matrix / norms).astype(np.float32, copy=False)
+    return result
+
+
+def query_row(vector: Any) -> Matrix:
+    """A query's vector (gitmem.index.embedding's encode_query: an array of float32, unit length)
+    as the row a Ranking takes, without a copy and without rounding it again."""
+    return np.frombuffer(vector, dtype=np.float32)
+
+
+class VectorFile:
+    def __init__(self, path: Path, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+
+    def rows(self) -> int:
+        try:
+            return self.path.stat().st_size // (self.dim * _ITEM)
+        except FileNotFoundError:
+            return 0
+
+    def truncate(self, rows: int) -> None:
+        """Drop rows past `rows` (left by an update that died before its catalog commit)."""
+        if self.rows() > rows:
+            with self.path.open("r+b") as handle:
+                handle.truncate(rows * self.dim * _ITEM)
+
+    def append(self, vectors: Matrix) -> int:
+        """Append rows; returns the number of the first one."""
+        if vectors.shape[1] != self.dim:
+            raise ValueError(f"vectors have {vectors.shape[1]} dimensions, the file {self.dim}")
+        first = self.rows()
+        with self.path.open("ab") as handle:
+            handle.write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+        return first
+
+    def matrix(self, rows: int) -> Matrix:
+        """The first `rows` rows, memory-mapped read-only."""
+        if rows == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        mapped: Matrix = np.memmap(self.path, dtype=np.float32, mode="r", shape=(rows, self.dim))
+        return mapped
+
+    def replace(self, vectors: Matrix) -> None:
+        """Write a whole new file (compaction) and swap it in atomically."""
+        replace_file(self.path, np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+
+
+def top_rows(
+    matrix: Matrix, query: Matrix, k: int, subset: Sequence[int] | None = None
+) -> list[tuple[int, float]]:
+    """The k rows with the highest cosine to `query` (unit vectors), and any more that tie
+    with the k-th; best first, ties by row (see Ranking.top)."""
+    return Ranking(matrix, query, subset).top(k) if k > 0 else []
+
+
+class RowArrays:
+    """The catalog's row facts (gitmem.index.catalog.RowFacts: packed arrays of what each vector row
+    is) read as numpy arrays without a copy, for the first `rows` rows, and `ids_of` their
+    record ids; None from `of` when the facts do not cover them (then the caller asks the
+    catalog row by row)."""
+
+    def __init__(
+        self, parts: Mapping[str, Any], rows: int, ids_of: Callable[[list[int]], list[str]]
+    ) -> None:
+        self.ids_of = ids_of
+        self.key = np.frombuffer(parts["key"], dtype=np.int64)[:rows]
+        self.updated = np.frombuffer(parts["updated"], dtype=np.int64)[:rows]
+        self.weight = np.frombuffer(parts["weight"], dtype=np.float64)[:rows]
+        superseded = np.frombuffer(parts["superseded"], dtype=np.int8)[:rows]
+        self.dead = self.key < 0  # rows to leave out of every ranking ...
+        self.hidden = self.dead | (superseded != 0)  # ... and of one without superseded records
+
+    def take(self, part: str, rows: list[int]) -> list[Any]:
+        """The `part` ("key", "updated" or "weight") of each of `rows`, as Python numbers."""
+        values: list[Any] = getattr(self, part)[rows].tolist()
+        return values
+
+    @classmethod
+    def of(
+        cls, parts: Mapping[str, Any], rows: int, ids_of: Callable[[list[int]], list[str]]
+    ) -> RowArrays | None:
+        sizes = {len(part) for part in parts.values()}
+        if len(sizes) != 1 or sizes.pop() < rows:
+            return None
+        return cls(parts, rows, ids_of)
+
+
+class Ranking:
+    """Every row's cosine to `query` (only the rows of `subset` when given, never those `hide`
+    marks), computed once; `top(k)` as often as a caller widens its k. A query without a vector
+    (none of its words known to the model) is like no row: it ranks none, rather than all of
+    them tied at 0."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        query: Matrix,
+        subset: Sequence[int] | None = None,
+        hide: Any = None,
+    ) -> None:
+        self._index: Any = None
+        self._scores: Matrix = np.zeros(0, dtype=np.float32)
+        self._shown = 0  # rows that may rank
+        q = query.reshape(-1).astype(np.float32, copy=False)
+        if matrix.shape[0] == 0 or not q.any():
+            return
+        if subset is not None:
+            self._index = np.asarray(subset, dtype=np.int64)
+            if self._index.size:
+                rows_of = matrix[self._index]  # the gather reads the mapping: outside the lock
+                with _one_blas_thread():
+                    self._scores = rows_of @ q
+        else:
+            self._scores = _Product(matrix, q).run()
+        self._shown = self._scores.shape[0]
+        if hide is not None and self._index is None:
+            self._scores[hide] = -np.inf  # below any cosine: past every row that may rank
+            self._shown -= int(np.count_nonzero(hide))
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        """The k best rows and every row that ties with the k-th, best first, ties by row.
+        Rows that tie are copies of one text; which of them a cut kept would depend on where
+        they lie in the file, and a rebuild lays rows out otherwise than a catch-up, so the
+        two would answer differently (the caller settles ties by record id)."""
+        scores = self._scores
+        size = scores.shape[0]
+        k = min(k, self._shown)
+        if k <= 0:
+            return []
+        if k < size:
+            picked = _at_least_kth(scores, k)
+            if picked.size < k:  # NaN in a damaged vector file: compares false
+                picked = np.argpartition(-scores, k - 1)[:k]
+        else:
+            picked = np.arange(size)
+        rows = picked if self._index is None else self._index[picked]
+        best = scores[picked]
+        order = np.lexsort((rows, -best))  # by score, best first, then by row
+        # tolist: Python numbers in one call (a float32 becomes the float it is exactly).
+        return list(zip(rows[order].tolist(), best[order].tolist(), strict=True))
+
+
+_SAMPLE_STEP = 16
+
+
+def _at_least_kth(scores: Matrix, k: int) -> np.ndarray[Any, Any]:
+    """The rows (ascending) whose score is at least the k-th highest (0 < k < rows). At
+    least k rows score as high as the k-th highest of every 16th row, so the k-th highest of
+    all is among those few (~16 k) rows: one selection over them and one over the sample
+    instead of one over every row (0.4 vs 0.9 ms at 100k rows, measured). With NaN (a
+    damaged vector file) it may return the rows tied with the k-th highest other score, more
+    than k, or fewer than k (then Ranking.top takes k rows by argpartition)."""
+    size = scores.shape[0]
+    if size >= 4 * _SAMPLE_STEP * k:
+        sample = scores[::_SAMPLE_STEP]
+        floor = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
+        rows = np.flatnonzero(scores >= floor)
+        if rows.size >= k:  # else NaN: the full selection below sorts it out
+            near = scores[rows]
+            kept: np.ndarray[Any, Any] = rows[
+                near >= np.partition(near, near.size - k)[near.size - k]
+            ]
+            return kept
+    kth = np.partition(scores, size - k)[size - k]
+    return np.flatnonzero(scores >= kth)
+
+
+# --- the product over every row, in blocks another thread may share ---------------------------
+# At 100k records the product reads 100 MB and is the longest step of a recall; the keyword
+# half, beside it on the other core, is done well before it. The product is cut into blocks
+# of fixed rows, so whichever thread computes a block its rows score the same (BLAS may round a
+# row differently in a block cut elsewhere); the thread that starts a product works through
+# them in order, and the keyword half's thread, once done, takes blocks too (help_products).
+# BLOCK_ROWS is gitmem.index.blas's, so that gitmem.index.literank cuts the same blocks.
+_RUNNING: set[_Product] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+class _Product:
+    def __init__(self, matrix: Matrix, q: Matrix) -> None:
+        self.matrix, self.q = matrix, q
+        self.owner = threading.get_ident()  # whose helpers may take blocks (help_products)
+        self.scores: Matrix = np.empty(matrix.shape[0], dtype=np.float32)
+        self._blocks = -(-matrix.shape[0] // BLOCK_ROWS)
+        self._next = 0
+        self._left = self._blocks
+        self._retry: list[int] = []  # blocks a helper took and failed to finish
+        self._cond = threading.Condition(threading.Lock())
+
+    def run(self) -> Matrix:
+        """Every row's score; other threads may help until it returns."""
+        try:
+            if self._blocks > 1:
+                with _RUNNING_LOCK:
+                    _RUNNING.add(self)
+            with _one_blas_thread():
+                self.work(owner=True)
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(self)
+            with self._cond:  # left early (an error, an interrupt): a helper has no one to help
+                self._next, self._retry = self._blocks, []
+        return self.scores
+
+    def work(self, *, owner: bool) -> None:
+        """Compute blocks until none is left to take; the owner also waits for the blocks
+        helpers are still computing (and computes any a helper gave back)."""
+        while True:
+            with self._cond:
+                if self._retry:
+                    block = self._retry.pop()
+                elif self._next < self._blocks:
+                    block, self._next = self._next, self._next + 1
+                elif owner and self._left:
+                    self._cond.wait()
+                    continue
+                else:
+                    return
+            try:
+                start = block * BLOCK_ROWS
+                stop = min(start + BLOCK_ROWS, self.scores.shape[0])
+                np.matmul(self.matrix[start:stop], self.q, out=self.scores[start:stop])
+            except BaseException:
+                with self._cond:
+                    self._retry.append(block)
+                    self._cond.notify_all()
+                raise
+            with self._cond:
+                self._left -= 1
+                if not self._left:
+                    self._cond.notify_all()
+
+
+def help_products(owner: int) -> None:
+    """Take a share of the products the thread `owner` (a threading.get_ident()) is running
+    (see _Product); a failure here gives the block back to the product's own thread. Only one
+    thread's: helping another's would make the helper's caller wait for that product too."""
+    with _RUNNING_LOCK:
+        running = [product for product in _RUNNING if product.owner == owner]
+    if not running:
+        return
+    with _one_blas_thread():
+        for product in running:
+            product.work(owner=False)
+
+
+# --- the product on one BLAS thread ---------------------------------------------------------
+# numpy's OpenBLAS splits a large product over the cores, and its threads then spin ~0.1 s
+# waiting for more work. In a recall the keyword half runs beside the product, so the spinning
+# thread takes its core: measured at 100k records, one BLAS thread makes a hybrid recall's p50
+# 0.84x and its CPU 0.7x (benchmarks/bench_recall.py, docs/benchmarks.md). And a product split
+# another way rounds differently in the last bit, so one thread also makes scores the same on
+# every machine, whatever its cores. The count is set only around gitmem's own products and
+# put back after the last of them leaves; a BLAS that is not a known OpenBLAS (MKL,
+# Accelerate) is left as it is. The count and its lock are gitmem.index.blas's (THREAD_LIMIT): one
+# per process, shared with gitmem.index.literank's products on the same library.
+
+
+def _fresh_lock() -> None:
+    """A child forked while another thread held the lock would wait on it forever, and the
+    products running in the parent's other threads are not running in the child (gitmem.index.blas
+    gives the child a fresh thread lock and puts the count back itself)."""
+    global _RUNNING_LOCK
+    _RUNNING_LOCK = threading.Lock()
+    _RUNNING.clear()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
+_controls: list[Controls | None] = []  # found once: [] not looked for yet, [None] none
+
+
+def _one_blas_thread() -> AbstractContextManager[None]:
+    return THREAD_LIMIT.one(_blas_controls())
+
+
+def _blas_controls() -> Controls | None:
+    if not _controls:
+        _controls.append(_find_openblas())
+    return _controls[0]
+
+
+def _find_openblas() -> Controls | None:
+    """numpy's bundled OpenBLAS and its thread calls (gitmem.index.blas finds it)."""
+    lib = openblas()
+    return None if lib is None else lib.controls()

@@ -1,0 +1,278 @@
+"""The memory as it stood at a moment: recall, read, list and history `--as-of WHEN`.
+
+WHEN is a moment (see gitmem.recall.timeparse) or a commit. At a moment the view holds, for each
+record, its latest version written at or before it (gitmem.recall.timeline orders versions); a
+record whose latest event is a deletion (forget) is absent, and superseded ones are filtered
+as at HEAD. A moment at or after HEAD's effective time is the present: HEAD's own tree. A commit is
+its own tree. Nothing is cached per moment on disk: a view is one pass over the timeline's
+events, and the last few are kept in memory.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from gitmem.errors import NotFound, RecordInvalid, UsageError
+from gitmem.index.catalog import Entry, Filter
+from gitmem.recall.recall import Options, Result, Source, recall
+from gitmem.recall.timeline import Timeline
+from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
+from gitmem.store.record import Record, format_time, parse
+
+if TYPE_CHECKING:
+    from gitmem.index.index import ModelRef
+    from gitmem.store.store import Store, Version
+
+__all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
+
+_KEEP = 4  # views kept in memory: a session asks about one or two moments at a time
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A WHEN, resolved: the instant, and the commit when WHEN named one."""
+
+    time: datetime
+    commit: str | None = None
+
+    @property
+    def label(self) -> str:
+        at = format_time(self.time)
+        return at if self.commit is None else f"{self.commit[:10]} ({at})"
+
+
+@dataclass(frozen=True)
+class View:
+    """Every record (superseded ones included) as it stood at `moment`."""
+
+    moment: Moment
+    entries: dict[str, Entry]
+    present: bool  # the view is HEAD's tree
+    notes: tuple[str, ...] = ()
+    by_blob: dict[str, str] = field(default_factory=dict)  # blob -> id
+
+
+class TimeTravel:
+    """The time-travel reads of one store; keeps its timeline caught up with HEAD."""
+
+    def __init__(self, store: Store, model: ModelRef | None) -> None:
+        self.store = store
+        self.timeline = Timeline(store, model)
+        self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
+
+    # --- WHEN --------------------------------------------------------------------------------
+
+    def moment(self, when: str | datetime, now: datetime | None = None) -> Moment:
+        """A datetime, a time as the CLI takes it, or a commit id / ref reachable from HEAD."""
+        if isinstance(when, datetime):
+            moment = when if when.tzinfo else when.replace(tzinfo=UTC)
+            return Moment(moment.astimezone(UTC).replace(microsecond=0))
+        text = when.strip()
+        try:
+            parsed = parse_moment(text, now)
+        except UsageError:
+            parsed = None
+        if parsed is not None:
+            if end_of_day(text):
+                parsed += timedelta(days=1, seconds=-1)
+            return Moment(parsed)
+        oid = self.store.repo.resolve(text) if text else None
+        if oid is None:
+            raise UsageError(
+                f'"{when}" is not a time or a commit gitmem knows; use {AS_OF_ACCEPTED}'
+            )
+        head = self.store.head()
+        # Refused before the cache is touched (bad input writes nothing), and again should
+        # HEAD have moved away from it meanwhile.
+        stamp = None
+        if head is not None and self.store.repo.is_ancestor(oid, head):
+            self.timeline.ensure_current()
+            stamp = self.timeline.stamp(oid)
+        if stamp is None:
+            raise UsageError(
+                f'commit {oid[:10]} ("{when}") is not in the history of HEAD; '
+                'pick one that "git log" lists'
+            )
+        return Moment(datetime.fromtimestamp(stamp[0], UTC), oid)
+
+    # --- views -------------------------------------------------------------------------------
+
+    def view(self, moment: Moment) -> View:
+        return self._past(moment).view
+
+    def _past(self, moment: Moment) -> PastIndex:
+        timeline = self.timeline
+        timeline.ensure_current()
+        head = timeline.meta("head") or ""
+        t = int(moment.time.timestamp())
+        key = (head, timeline.opened, t, moment.commit)
+        cached = self._views.get(key)
+        if cached is not None:
+            self._views.move_to_end(key)
+            return cached
+        span = timeline.span()
+        notes: tuple[str, ...] = ()
+        if moment.commit is not None:
+            entries, present = timeline.at_commit(moment.commit), moment.commit == head
+        elif span is None or t < span[0]:
+            first = "has no commits" if span is None else "begins at " + _iso(span[0])
+            notes = (f"the store {first}; nothing was remembered as of {moment.label}",)
+            entries, present = {}, False
+        elif t >= span[1]:
+            entries, present = timeline.at_commit(head), True
+        else:
+            entries, present = timeline.at_time(t), False
+        view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
+        past = self._views[key] = PastIndex(timeline, view)
+        if len(self._views) > _KEEP:
+            self._views.popitem(last=False)
+        return past
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def recall(self, head_index: Source, query: str, options: Options, when: Moment) -> Result:
+        """Recall over the view at `when`, with decay measured from it, or from the present
+        (`options.now`, else the clock) when WHEN is later. The present (and a WHEN in the
+        future) is answered by the HEAD index itself."""
+        past = self._past(when)
+        present = options.now or datetime.now(UTC)
+        present = present if present.tzinfo else present.replace(tzinfo=UTC)
+        chosen = replace(options, now=min(when.time, present))
+        result = recall(head_index if past.view.present else past, query, chosen)
+        said = (*self.timeline.notices, *past.view.notes)
+        self.timeline.notices.clear()
+        return replace(result, notices=(*said, *result.notices))
+
+    def notes(self, when: Moment) -> tuple[str, ...]:
+        """What a reader of the view at `when` should be told (a rebuilt cache, a moment
+        before the store began), once."""
+        said = (*self.timeline.notices, *self._past(when).view.notes)
+        self.timeline.notices.clear()
+        return said
+
+    def get(self, prefix: str, when: Moment) -> Record:
+        view = self.view(when)
+        rid = _resolve(view, prefix)
+        return self._record(view, rid)
+
+    def records(self, when: Moment) -> list[Record]:
+        """Every record as it stood, superseded ones included, in id order."""
+        view = self.view(when)
+        return [self._record(view, rid) for rid in sorted(view.entries)]
+
+    def history(self, versions: list[Version], when: Moment) -> list[Version]:
+        """The versions written up to `when` (for a commit: in its history)."""
+        self.timeline.ensure_current()
+        if when.commit is not None:
+            repo = self.store.repo
+            out = [v for v in versions if repo.is_ancestor(v.commit, when.commit)]
+        else:
+            t = int(when.time.timestamp())
+            stamps = [self.timeline.stamp(v.commit) for v in versions]
+            out = [v for v, s in zip(versions, stamps, strict=True) if s and s[0] <= t]
+        if versions and not out:
+            raise NotFound(
+                f"{_id_of(versions)} had no version yet as of {when.label}; its first was "
+                f"written at {format_time(versions[0].time)}"
+            )
+        return out
+
+    def _record(self, view: View, rid: str) -> Record:
+        entry = view.entries[rid]
+        try:
+            return parse(self.store.repo.blob(entry.blob).decode("utf-8"))
+        except (UnicodeDecodeError, RecordInvalid) as exc:  # the timeline only keeps valid ones
+            raise RecordInvalid(f"{entry.path} at {view.moment.label}: {exc}") from exc
+
+
+def _resolve(view: View, prefix: str) -> str:
+    if prefix in view.entries:
+        return prefix
+    matches = sorted(rid for rid in view.entries if rid.startswith(prefix))
+    if len(matches) > 1:
+        shown = ", ".join(matches[:10]) + (" …" if len(matches) > 10 else "")
+        raise UsageError(
+            f'"{prefix}" is ambiguous as of {view.moment.label}; it matches {shown}'
+            " — give more of the id"
+        )
+    if not matches:
+        raise NotFound(
+            f'no record "{prefix}" as of {view.moment.label}: it was written later, or '
+            f'forgotten by then — "gitmem history {prefix}" lists its versions'
+        )
+    return matches[0]
+
+
+def _id_of(versions: list[Version]) -> str:
+    found = next((v.record for v in versions if v.record is not None), None)
+    return "the record" if found is None else found.id
+
+
+def _iso(t: int) -> str:
+    return format_time(datetime.fromtimestamp(t, UTC))
+
+
+class PastIndex:
+    """What recall ranks from, for a view of the past: the timeline's indexes of every version,
+    restricted to the view's blobs. The same fusion and decay as at HEAD run on top."""
+
+    def __init__(self, timeline: Timeline, view: View) -> None:
+        self.timeline = timeline
+        self.view = view
+        self.model = timeline.model
+        self.notices: list[str] = []
+        self._admitted: dict[Filter, tuple[frozenset[str], list[int]]] = {}
+
+    def ensure_current(self) -> None:
+        """A view is fixed once made; the timeline caught up before it was."""
+
+    def _allowed(self, flt: Filter, rows: bool = False) -> tuple[frozenset[str], list[int]]:
+        found = self._admitted.get(flt)
+        if found is None or (rows and not found[1]):
+            blobs = frozenset(e.blob for e in self.view.entries.values() if flt.admits(e))
+            numbers: list[int] = []
+            if rows:
+                by_blob, _ = self.timeline.vector_rows()
+                numbers = sorted(r for blob in blobs for r in by_blob.get(blob, ()))
+            found = self._admitted[flt] = (blobs, numbers)
+        return found
+
+    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+        blobs, _ = self._allowed(flt)
+        ids = self.view.by_blob
+        return [(ids[blob], score) for blob, score in self.timeline.search(query, n, blobs)]
+
+    def keyword_ceiling(self, query: str) -> float:
+        return self.timeline.ceiling(query)
+
+    def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
+        if self.model is None:
+            return None
+        from gitmem.index.vectors import Ranking, query_row
+
+        _, subset = self._allowed(flt, rows=True)
+        matrix = self.timeline.matrix()
+        _, owner = self.timeline.vector_rows()
+        q = query_row(self.model.encode_query(query))
+        ids = self.view.by_blob
+        ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
+        want = n + n // 2
+        while True:
+            pairs = ranking.top(want)
+            best: dict[str, float] = {}
+            for row, score in pairs:
+                best.setdefault(ids[owner[row]], score)
+            if len(best) >= n or len(pairs) < want:
+                return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+            want *= 4
+
+    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
+        return {rid: (entry.updated, entry.weight) for rid, entry in self.entries(ids).items()}
+
+    def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
+        found = self.view.entries
+        return {rid: found[rid] for rid in ids if rid in found}

@@ -1,0 +1,488 @@
+"""The timeline: every version of every record that history reachable from HEAD holds, with the
+moment it was written, kept as a disposable cache next to the search index.
+
+Layout under the store's `.gitmem/`:
+
+    timeline/timeline.sqlite   commits, events, versions, vector rows, the stamp
+    timeline/text/             a keyword index of every version, keyed by blob id
+    timeline/vectors.f32       chunk vectors of every version (with an embedding model)
+    timeline.lock              held by whoever catches it up or rebuilds it
+
+"Written" is a commit's *effective time*: the latest of its committer time and its parents'
+effective times. It is computed from the commit graph alone, so every clone agrees, and it
+never runs backwards along history. Versions are ordered by (effective time, generation,
+commit id); see docs/time-travel.md for the argument and its cost.
+
+An event is (record id, path, blob or None for a deletion, commit, time, generation). A
+non-merge commit has one per path its diff against the parent touches. A merge has one per
+path whose blob differs from some parent's, with the merge's blob: from the merge's time on the
+view is the merge's tree, whichever side a conflict went to. A record that came in through the
+merge still counts as written when it was written on its own device: that commit is in history
+too, and the merge only repeats the same blob later.
+
+Versions are keyed by blob and parsed once ever; they depend on content only, so a history
+that was rewritten (not a fast-forward) re-walks the commits and keeps every version.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import GitmemError, RecordInvalid
+from gitmem.index.build import IndexDoc
+from gitmem.index.catalog import Entry, entry_from_row, entry_row
+from gitmem.index.index import ModelRef, embed_docs
+from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
+from gitmem.store.lock import cache_lock
+from gitmem.store.record import parse
+from gitmem.store.store import RECORDS_DIR, Store
+
+__all__ = ["Event", "Timeline"]
+
+SCHEMA_VERSION = "2"
+_LOCK_TIMEOUT = 300.0
+_BATCH = 2000
+
+_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE commits (oid TEXT PRIMARY KEY, t INTEGER NOT NULL, gen INTEGER NOT NULL);
+CREATE TABLE events (
+    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT, oid TEXT NOT NULL,
+    t INTEGER NOT NULL, gen INTEGER NOT NULL
+);
+CREATE INDEX events_by_time ON events (t);
+CREATE INDEX events_by_id ON events (id);
+CREATE TABLE versions (
+    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT PRIMARY KEY, type TEXT NOT NULL,
+    title TEXT NOT NULL, abstract TEXT NOT NULL, tags TEXT NOT NULL, agent TEXT NOT NULL,
+    scope TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL,
+    updated INTEGER NOT NULL, weight REAL NOT NULL,
+    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
+CREATE INDEX rows_by_blob ON rows (blob);
+"""
+# In the order of catalog.Entry.
+_ENTRY = (
+    "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
+)
+# Every event in the order versions follow: (effective time, generation, commit id), and in one
+# commit a write after a deletion (a record that moved to another type's directory).
+_COMMITS = "SELECT oid, t, gen FROM commits"
+_ORDERED = "SELECT t, id, path, blob FROM events ORDER BY t, gen, oid, blob IS NOT NULL"
+
+Event = tuple[str, str, str | None, str, int, int]  # id, path, blob, commit, time, generation
+
+
+class Timeline:
+    """Call `ensure_current` before reading; readers then see the state it caught up to."""
+
+    def __init__(self, store: Store, model: ModelRef | None) -> None:
+        self.store = store
+        self.model = model
+        self.root = store.cache_dir / "timeline"
+        self.notices: list[str] = []
+        self._db: sqlite3.Connection | None = None
+        self._text: TextIndex | None = None
+        self._rows: tuple[str, dict[str, list[int]], dict[int, str]] | None = None
+        # The events in order and the valid versions' entries, read once per HEAD: a view is
+        # then a scan in memory (a few ms at 10k events) rather than a query per moment.
+        self._log: tuple[str, list[int], list[tuple[str, str, str | None]]] | None = None
+        self._entries: dict[str, Entry] = {}
+        self._built = 0  # inode of the database file opened: a rebuild swaps in a new one
+        self._seen: str | None = None  # the caught-up HEAD the keyword index was reloaded at
+        # Counts the caches opened: a rebuild numbers vector rows anew, so what a reader kept
+        # from an earlier one (asof's views) is stale.
+        self.opened = 0
+
+    @property
+    def model_name(self) -> str:
+        return "" if self.model is None else self.model.name
+
+    # --- keeping up with HEAD ----------------------------------------------------------------
+
+    def ensure_current(self) -> None:
+        head = self.store.head() or ""
+        if self._load() is not None or self.meta("head") != head:
+            with self._locked():
+                problem = self._load()
+                if problem is not None:
+                    if self.root.exists():
+                        self.notices.append(f"time-travel cache {problem}; rebuilding it from git")
+                    self._rebuild()
+                elif self.meta("head") != head:
+                    self._catch_up(self._connection(), self._text_index(), self.root)
+        # Another process may have caught the cache up in place: searches must see what it added.
+        caught = self.meta("head")
+        if caught != self._seen:
+            self._text_index().reload()
+            self._seen = caught
+
+    def rebuild(self) -> None:
+        with self._locked():
+            self._rebuild()
+
+    def _load(self) -> str | None:
+        path = self.root / "timeline.sqlite"
+        if self._db is not None and self._text is not None:
+            # Another process may have swapped in a rebuilt cache: follow it.
+            if self._built == _inode(path):
+                return None
+            self._close()
+        if not path.exists():
+            return "is missing"
+        try:
+            db = _connect(path)
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            return f"is unreadable ({exc})"
+        try:
+            text = TextIndex.open(self.root / "text")
+        except TextIndexCorrupt as exc:
+            db.close()
+            return f"is unreadable ({exc.reason})"  # the caller rebuilds it
+        if meta.get("schema") != SCHEMA_VERSION or "head" not in meta:
+            db.close()
+            return "is of another version or unfinished"
+        if meta.get("model") != self.model_name:
+            db.close()
+            return f"was built with {meta.get('model') or 'no model'}"
+        if _size(self.root / "vectors.f32") < int(meta.get("vector_bytes", "0")):
+            db.close()
+            return "has lost vectors"
+        self._db, self._text, self._built = db, text, _inode(path)
+        self.opened += 1
+        return None
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db, self._text, self._rows, self._log = None, None, None, None
+        self._seen = None
+        self._entries.clear()
+
+    def _locked(self) -> AbstractContextManager[None]:
+        return cache_lock(
+            self.store.cache_dir / "timeline.lock", _LOCK_TIMEOUT, "the time-travel cache"
+        )
+
+    def _rebuild(self) -> None:
+        """Build in a new directory and swap it in, so a reader never sees half of it."""
+        self._close()
+        # Under the lock, any other build directory was left by a process that died.
+        for stale in [
+            *self.root.parent.glob("timeline.new-*"),
+            *self.root.parent.glob("timeline.old-*"),
+        ]:
+            shutil.rmtree(stale, ignore_errors=True)
+        fresh = self.root.with_name(f"timeline.new-{os.getpid()}")
+        (fresh / "text").mkdir(parents=True)
+        db = _connect(fresh / "timeline.sqlite")
+        try:
+            db.executescript(_TABLES)
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("schema", SCHEMA_VERSION), ("model", self.model_name)],
+            )
+            self._catch_up(db, TextIndex.create(fresh / "text"), fresh)
+        except BaseException:
+            db.close()
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        db.close()
+        old = self.root.with_name(f"timeline.old-{os.getpid()}")
+        if self.root.exists():
+            os.replace(self.root, old)
+        os.replace(fresh, self.root)
+        shutil.rmtree(old, ignore_errors=True)
+        if self._load() is not None:
+            raise GitmemError(f"the time-travel cache at {self.root} could not be rebuilt")
+
+    def _catch_up(self, db: sqlite3.Connection, text: TextIndex, root: Path) -> None:
+        """Walk only the commits not seen yet; a history that was rewritten is walked again."""
+        repo = self.store.repo
+        head = self.store.head()
+        old = _meta(db, "head") or ""
+        rewritten = old != "" and (
+            head is None or repo.resolve(old) is None or not repo.is_ancestor(old, head)
+        )
+        known = {} if rewritten else {oid: (t, gen) for oid, t, gen in db.execute(_COMMITS)}
+        commits, events = self._walk(head, known)
+        seen = {b for (b,) in db.execute("SELECT blob FROM versions")}
+        fresh = sorted({e[2] for e in events if e[2] is not None} - seen)
+        versions, docs = self._versions(fresh)
+        vector_rows = self._embed(db, root, docs)
+        text.write([_text_doc(d) for d in docs], [])
+        # One transaction: a catch-up that dies leaves the cache as it was (what it appended to
+        # the vector file is cut off, and the keyword index replaces by blob id, next time).
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if rewritten:
+                db.execute("DELETE FROM commits")
+                db.execute("DELETE FROM events")
+            db.executemany(f"INSERT INTO versions VALUES ({_marks(16)})", versions)
+            db.executemany("INSERT INTO rows VALUES (?, ?)", vector_rows)
+            db.executemany("INSERT INTO commits VALUES (?, ?, ?)", commits)
+            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", events)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head or "",))
+            # What _load checks the vector file against: one cut short is rebuilt.
+            written = str(_size(root / "vectors.f32"))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_bytes', ?)", (written,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._rows = None
+
+    def _walk(
+        self, head: str | None, known: dict[str, tuple[int, int]]
+    ) -> tuple[list[tuple[str, int, int]], list[Event]]:
+        """The new commits, parents first, with their effective time and generation, and the
+        events they hold."""
+        repo = self.store.repo
+        order: list[tuple[str, int, tuple[str, ...]]] = []
+        stack = [head] if head is not None and head not in known else []
+        info: dict[str, tuple[int, tuple[str, ...]]] = {}
+        done: set[str] = set()
+        while stack:
+            oid = stack[-1]
+            if oid in done:
+                stack.pop()
+                continue
+            if oid not in info:
+                c = repo.commit(oid)
+                info[oid] = (int(c.committed.timestamp()), c.parents)
+            waiting = [p for p in info[oid][1] if p not in known and p not in done]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            done.add(oid)
+            order.append((oid, *info[oid]))
+        commits: list[tuple[str, int, int]] = []
+        events: list[Event] = []
+        stamps = dict(known)
+        for oid, committed, parents in order:
+            t = max([committed, *(stamps[p][0] for p in parents)])
+            gen = 1 + max((stamps[p][1] for p in parents), default=0)
+            stamps[oid] = (t, gen)
+            commits.append((oid, t, gen))
+            for path, blob in self._touched(oid, parents):
+                events.append((Path(path).stem, path, blob, oid, t, gen))
+        return commits, events
+
+    def _touched(self, oid: str, parents: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(path, new blob) of the records a commit wrote: its diff against its parent; for a
+        merge, every path that differs from any parent, with the merge's blob."""
+        repo = self.store.repo
+        if len(parents) <= 1:
+            base = parents[0] if parents else None
+            return [
+                (c.path, c.new) for c in repo.changed(base, oid, RECORDS_DIR) if _is_record(c.path)
+            ]
+        diffs = [
+            {c.path: c.new for c in repo.changed(p, oid, RECORDS_DIR) if _is_record(c.path)}
+            for p in parents
+        ]
+        merged = {path: blob for d in diffs for path, blob in d.items()}
+        return sorted(merged.items())
+
+    def _versions(self, blobs: Sequence[str]) -> tuple[list[tuple[object, ...]], list[IndexDoc]]:
+        rows: list[tuple[object, ...]] = []
+        docs: list[IndexDoc] = []
+        for blob in blobs:
+            try:
+                record = parse(self.store.repo.blob(blob).decode("utf-8"))
+            except (UnicodeDecodeError, RecordInvalid):
+                rows.append(("", "", blob, "", "", "", "", "", "", "", 0, 0, 0.0, 0, "{}", ""))
+                continue
+            data = record.to_dict()
+            body = hashlib.sha1(data.pop("body").encode("utf-8")).hexdigest()
+            # The catalog's columns first, so that rows read back as the same Entry tuples.
+            rows.append((*entry_row(record, record.path, blob), 1, json.dumps(data), body))
+            # The version indexes know a version by its blob id, never by its record id.
+            docs.append(IndexDoc(record.with_(id=blob), record.path, blob))
+        return rows, docs
+
+    def _embed(self, db: sqlite3.Connection, root: Path, docs: Sequence[IndexDoc]) -> list[Any]:
+        vectors = self._vectors(root)
+        if vectors is None:
+            return []
+        from gitmem.index.vectors import VectorFile
+
+        assert isinstance(vectors, VectorFile) and self.model is not None
+        vectors.truncate(_next_row(db))  # rows an update left before dying
+        rows: list[tuple[int, str]] = []
+        for start in range(0, len(docs), _BATCH):
+            found = embed_docs(self.model.get(), vectors, docs[start : start + _BATCH])
+            rows.extend((row, blob) for blob, numbers in found.items() for row in numbers)
+        return rows
+
+    def _vectors(self, root: Path | None = None) -> Any:
+        if self.model is None:
+            return None
+        from gitmem.index.vectors import VectorFile
+
+        return VectorFile((root or self.root) / "vectors.f32", self.model.get().info.dim)
+
+    def _connection(self) -> sqlite3.Connection:
+        assert self._db is not None
+        return self._db
+
+    def _text_index(self) -> TextIndex:
+        assert self._text is not None
+        return self._text
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        return _meta(self._connection(), key)
+
+    def stamp(self, oid: str) -> tuple[int, int] | None:
+        """(effective time, generation) of a commit reachable from HEAD; None otherwise."""
+        row = self._connection().execute("SELECT t, gen FROM commits WHERE oid = ?", (oid,))
+        found = row.fetchone()
+        return None if found is None else (int(found[0]), int(found[1]))
+
+    def span(self) -> tuple[int, int] | None:
+        """The effective times of the first commit and of HEAD; None for an empty store."""
+        head = self.meta("head")
+        first = self._connection().execute("SELECT min(t) FROM commits").fetchone()[0]
+        stamp = None if not head else self.stamp(head)
+        return None if first is None or stamp is None else (int(first), stamp[0])
+
+    def at_time(self, t: int) -> dict[str, Entry]:
+        """Every record (superseded ones included) as it stood at effective time `t`: the
+        latest event of each id at or before `t`; a deletion or an invalid version is absent."""
+        times, events = self._ordered()
+        latest: dict[str, tuple[str, str | None]] = {}
+        for rid, path, blob in events[: bisect.bisect_right(times, t)]:
+            latest[rid] = (path, blob)
+        return self._known(latest.values())
+
+    def at_commit(self, oid: str) -> dict[str, Entry]:
+        """Every record in a commit's own tree."""
+        self._ordered()
+        files = self.store.repo.files(oid, RECORDS_DIR)
+        return self._known((path, blob) for path, blob in files if _is_record(path))
+
+    def _known(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Entry]:
+        """Entries of the (path, blob) pairs that hold a valid record at its own path."""
+        out: dict[str, Entry] = {}
+        for path, blob in found:
+            entry = None if blob is None else self._entries.get(blob)
+            if entry is not None and entry.path == path:
+                out[entry.id] = entry
+        return out
+
+    def _ordered(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
+        head = self.meta("head") or ""
+        if self._log is None or self._log[0] != head:
+            db = self._connection()
+            rows = db.execute(_ORDERED).fetchall()
+            times = [int(row[0]) for row in rows]
+            events = [(str(row[1]), str(row[2]), row[3]) for row in rows]
+            fresh = sorted({blob for _, _, blob in events if blob} - self._entries.keys())
+            for part in _chunks(fresh):
+                query = (
+                    f"SELECT {_ENTRY} FROM versions WHERE ok = 1 AND blob IN ({_marks(len(part))})"
+                )
+                self._entries.update(
+                    (row[2], entry_from_row(row)) for row in db.execute(query, part)
+                )
+            self._log = (head, times, events)
+        return self._log[1], self._log[2]
+
+    def fields(self, blobs: Iterable[str]) -> dict[str, tuple[dict[str, Any], str]]:
+        """blob -> (the version's frontmatter as JSON data, a hash of its body)."""
+        out: dict[str, tuple[dict[str, Any], str]] = {}
+        for part in _chunks(sorted(set(blobs))):
+            query = f"SELECT blob, fields, body FROM versions WHERE blob IN ({_marks(len(part))})"
+            for blob, fields, body in self._connection().execute(query, part):
+                out[blob] = (json.loads(fields), body)
+        return out
+
+    def search(self, query: str, n: int, allowed: frozenset[str]) -> list[tuple[str, float]]:
+        """(blob, BM25 score) of the best versions among `allowed` blobs."""
+        return [(h.blob, h.score) for h in self._text_index().search(query, n, allowed)]
+
+    def ceiling(self, query: str) -> float:
+        return self._text_index().ceiling(query)
+
+    def vector_rows(self) -> tuple[dict[str, list[int]], dict[int, str]]:
+        """blob -> its vector rows, and row -> blob (read once per caught-up state)."""
+        head = self.meta("head") or ""
+        if self._rows is None or self._rows[0] != head:
+            by_blob: dict[str, list[int]] = {}
+            owner: dict[int, str] = {}
+            for row, blob in self._connection().execute("SELECT row, blob FROM rows"):
+                by_blob.setdefault(blob, []).append(row)
+                owner[row] = blob
+            self._rows = (head, by_blob, owner)
+        return self._rows[1], self._rows[2]
+
+    def matrix(self) -> Any:
+        vectors = self._vectors()
+        return None if vectors is None else vectors.matrix(_next_row(self._connection()))
+
+    def size(self) -> int:
+        """Bytes the cache takes on disk."""
+        return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+
+
+def _inode(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return -1
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _next_row(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT max(row) FROM rows").fetchone()[0]
+    return 0 if row is None else int(row) + 1
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _is_record(path: str) -> bool:
+    return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
+
+
+def _text_doc(doc: IndexDoc) -> TextDoc:
+    r = doc.record
+    return TextDoc(doc.blob, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)

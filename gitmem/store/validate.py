@@ -1,0 +1,93 @@
+"""`gitmem validate`: every problem in the record files of a work tree, file by file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import RecordInvalid
+from gitmem.store.record import Record, body_problems, parse
+from gitmem.store.schema import check_record
+from gitmem.store.store import RECORDS_DIR, Store
+
+__all__ = ["Problem", "validate_files"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+    level: str = "error"  # error | warning
+
+
+def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
+    """Problems in `paths` (default: every record file in the work tree).
+
+    Links are checked against every record in the work tree; a link to a record that is not
+    there is a warning, since forgetting a record does not rewrite the ones that mention it.
+    """
+    records_root = store.root / RECORDS_DIR
+    every = sorted(records_root.rglob("*.md")) if records_root.exists() else []
+    targets = list(paths) or every
+    problems: list[Problem] = []
+    parsed: dict[Path, Record] = {}
+    known: set[str] = set()
+    for path in set(every) | set(targets):
+        try:
+            parsed[path] = parse(path.read_bytes().decode("utf-8"))
+            known.add(parsed[path].id)
+        except (UnicodeDecodeError, RecordInvalid, OSError):
+            continue
+    claims: dict[str, list[Path]] = {}  # only files at their own place claim an id
+    for path, parsed_record in parsed.items():
+        if _shown(store, path) == parsed_record.path:
+            claims.setdefault(parsed_record.id, []).append(path)
+    for path in sorted(targets):
+        shown = _shown(store, path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(shown, f"not UTF-8 text (byte {exc.start}); save it as UTF-8"))
+            continue
+        except OSError as exc:
+            problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
+            continue
+        try:
+            record = parse(text)
+        except RecordInvalid as exc:
+            problems.extend(Problem(shown, p) for p in exc.problems or (str(exc),))
+            continue
+        for message in check_record(record, store.schemas):
+            problems.append(Problem(shown, message))
+        for message in body_problems(record.body, store.config.max_body_bytes):
+            problems.append(Problem(shown, message))
+        if shown != record.path and shown.startswith(RECORDS_DIR + "/"):
+            problems.append(
+                Problem(
+                    shown,
+                    f"id/path: id, type and created place this record at {record.path}; "
+                    "move the file there or fix the frontmatter",
+                )
+            )
+        others = [_shown(store, o) for o in claims.get(record.id, ()) if o != path]
+        if others and shown == record.path:
+            problems.append(
+                Problem(
+                    shown,
+                    f"id: {record.id} is also claimed by {', '.join(sorted(others))}; keep one "
+                    "file per id (delete the copy, or give it a new id) — until then search "
+                    "leaves the id out",
+                )
+            )
+        for target in (*record.links, *record.supersedes):
+            if target not in known:
+                problems.append(Problem(shown, f"links: {target} points at no record", "warning"))
+    return problems
+
+
+def _shown(store: Store, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(store.root).as_posix()
+    except ValueError:
+        return str(path)
