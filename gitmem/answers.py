@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitmem.store.history import Version
 from gitmem.store.record import Record
-from gitmem.store.store import Version, WriteResult
+from gitmem.store.store import WriteResult
 
 __all__ = ["history_json", "record_json", "write_json"]
 

@@ -25,7 +25,8 @@ from gitmem.store.record import Record, format_time, parse
 
 if TYPE_CHECKING:
     from gitmem.index.index import ModelRef
-    from gitmem.store.store import Store, Version
+    from gitmem.store.history import Version
+    from gitmem.store.store import Store
 
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
 
