@@ -9,7 +9,8 @@ from pathlib import Path
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.store.git import Commit
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, parse
+from gitmem.store.record import Record
+from gitmem.store.recordfile import parse
 
 __all__ = ["Version", "changed_fields", "find_path", "record_history"]
 

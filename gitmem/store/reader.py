@@ -15,7 +15,8 @@ from gitmem.errors import NotFound, RecordInvalid, StoreMissing, UsageError
 from gitmem.store import schema
 from gitmem.store.config import Config, load_config
 from gitmem.store.git import GitRepo, PathStatus
-from gitmem.store.record import Record, parse
+from gitmem.store.record import Record
+from gitmem.store.recordfile import parse
 
 __all__ = ["CACHE_DIR", "RECORDS_DIR", "Reader"]
 

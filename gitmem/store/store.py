@@ -24,7 +24,8 @@ from gitmem.store.git import GitRepo
 from gitmem.store.history import Version, record_history
 from gitmem.store.lock import Journal, write_lock
 from gitmem.store.reader import CACHE_DIR, Reader
-from gitmem.store.record import Record, dump, parse
+from gitmem.store.record import Record
+from gitmem.store.recordfile import dump, parse
 from gitmem.store.writes import SecretPolicy
 
 __all__ = ["Store", "WriteResult"]

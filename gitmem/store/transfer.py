@@ -11,7 +11,8 @@ from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import guard, writes
 from gitmem.store.git import PathStatus
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, dump, from_mapping, parse
+from gitmem.store.record import Record, from_mapping
+from gitmem.store.recordfile import dump, parse
 from gitmem.store.writes import SecretPolicy
 
 __all__ = ["ImportPlan", "plan_import", "plan_pending"]

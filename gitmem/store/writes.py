@@ -16,7 +16,8 @@ from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import schema
 from gitmem.store.git import Identity
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, body_problems, dump, format_problems, make_id
+from gitmem.store.record import Record, body_problems, format_problems, make_id
+from gitmem.store.recordfile import dump
 
 __all__ = ["SecretPolicy", "author", "check", "guard_secrets", "message", "new_record"]
 

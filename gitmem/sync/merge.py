@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from gitmem.errors import RecordInvalid
 from gitmem.store.git import Change, GitRepo
-from gitmem.store.record import Record, dump, parse, record_path
+from gitmem.store.record import Record, record_path
+from gitmem.store.recordfile import dump, parse
 
 __all__ = ["Conflict", "MergePlan", "plan_merge"]
 
