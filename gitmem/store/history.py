@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
-from gitmem.store.git import Commit
+from gitmem.store.gitread import Commit
 from gitmem.store.reader import Reader
 from gitmem.store.record import Record
 from gitmem.store.recordfile import parse

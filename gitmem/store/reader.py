@@ -14,7 +14,8 @@ from typing import Any, Self
 from gitmem.errors import NotFound, RecordInvalid, StoreMissing, UsageError
 from gitmem.store import schema
 from gitmem.store.config import Config, load_config
-from gitmem.store.git import GitRepo, PathStatus
+from gitmem.store.git import GitRepo
+from gitmem.store.gitread import PathStatus
 from gitmem.store.record import Record
 from gitmem.store.recordfile import parse
 

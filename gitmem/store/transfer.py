@@ -9,7 +9,7 @@ from typing import Any
 
 from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import guard, writes
-from gitmem.store.git import PathStatus
+from gitmem.store.gitread import PathStatus
 from gitmem.store.reader import Reader
 from gitmem.store.record import Record, from_mapping
 from gitmem.store.recordfile import dump, parse

@@ -14,7 +14,7 @@ from typing import Literal
 
 from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import schema
-from gitmem.store.git import Identity
+from gitmem.store.gitread import Identity
 from gitmem.store.reader import Reader
 from gitmem.store.record import Record, body_problems, format_problems, make_id
 from gitmem.store.recordfile import dump
