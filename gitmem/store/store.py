@@ -14,19 +14,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 from gitmem.atomic import TEMP_PREFIX
 from gitmem.errors import GitmemError, RecordInvalid, UsageError
 from gitmem.store import writes
 from gitmem.store.config import Config, load_config, template_files
 from gitmem.store.git import GitRepo
-from gitmem.store.history import Version, record_history
 from gitmem.store.lock import Journal, write_lock
 from gitmem.store.reader import CACHE_DIR, Reader
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump, parse
 from gitmem.store.writes import SecretPolicy
+
+if TYPE_CHECKING:
+    from gitmem.store.history import Version
 
 __all__ = ["Store", "WriteResult"]
 
@@ -103,6 +105,8 @@ class Store(Reader):
         return cls(repo, load_config(root)), True
 
     def history(self, id_or_prefix: str) -> list[Version]:
+        from gitmem.store.history import record_history  # as the CLI's history command: late
+
         return record_history(self, id_or_prefix)
 
     # --- writing -----------------------------------------------------------------------------
