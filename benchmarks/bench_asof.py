@@ -27,7 +27,8 @@ from _common import TYPES, WORDS, machine, make_store, median, percentile, write
 from bench_recall import configure_model, queries
 
 from gitmem.api import Store
-from gitmem.store.record import Record, dump
+from gitmem.store.record import Record
+from gitmem.store.recordfile import dump
 
 MODEL = Path(__file__).resolve().parent / ".models" / "minilm-distilled-256"
 YEAR = timedelta(days=365)

@@ -3,10 +3,13 @@ the same result for the same call (schemas in docs/cli.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.store.record import Record
-from gitmem.store.store import Version, WriteResult
+from gitmem.store.store import WriteResult
+
+if TYPE_CHECKING:
+    from gitmem.store.history import Version  # loaded where history is read, not on every write
 
 __all__ = ["history_json", "record_json", "write_json"]
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from gitmem.recall.changes import Changes
     from gitmem.recall.options import RecordTypes
     from gitmem.recall.recall import Options, Result
+    from gitmem.store.history import Version
     from gitmem.store.record import Record
-    from gitmem.store.store import Version
 
 # The index, tantivy and SQLite load when a command first searches: `gitmem record` and the
 # other writes never pay for them.

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from gitmem.index.catalog import Catalog, CatalogCorrupt
-from gitmem.store.store import RECORDS_DIR
+from gitmem.store.reader import RECORDS_DIR
 
 if TYPE_CHECKING:
     from gitmem.api import Store

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from gitmem.store.record import BASE_FIELDS, dump, parse
+from gitmem.store.record import BASE_FIELDS
+from gitmem.store.recordfile import dump, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_MD = ROOT / "docs" / "cli.md"

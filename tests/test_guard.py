@@ -1,4 +1,4 @@
-"""Tests for the secret guard (gitmem/store/guard.py).
+"""Tests for the secret guard (gitmem/store/guard.py and its rules, secretrules.py).
 
 Secrets are built at run time from a seeded generator in each vendor's shape, so this file holds
 no literal credential that another scanner could mistake for a real one.

@@ -370,9 +370,9 @@ def test_openblas_thread_timeout_changes_no_score() -> None:
 
 def test_the_index_reads_records_where_the_store_keeps_them() -> None:
     from gitmem.index import index
-    from gitmem.store import store
+    from gitmem.store import reader
 
-    assert index.RECORDS_DIR == store.RECORDS_DIR
+    assert index.RECORDS_DIR == reader.RECORDS_DIR
 
 
 def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(

@@ -9,16 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import RecordInvalid
-from gitmem.store.record import (
-    BASE_FIELDS,
-    Record,
-    body_problems,
-    dump,
-    make_id,
-    parse,
-    record_path,
-    slugify,
-)
+from gitmem.store.record import BASE_FIELDS, Record, body_problems, make_id, record_path, slugify
+from gitmem.store.recordfile import dump, parse
 
 T0 = datetime(2026, 11, 30, 20, 1, 16, tzinfo=UTC)
 
@@ -261,7 +253,7 @@ def test_body_key_in_frontmatter_and_bom() -> None:
 @given(value=_line, items=st.lists(_line.filter(lambda s: s.strip() != ""), max_size=3))
 def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
     """Frontmatter as dump writes it reads the same with the fast reader and with PyYAML."""
-    from gitmem.store.record import _fast_load, _load_yaml, split
+    from gitmem.store.recordfile import _fast_load, _load_yaml, split
 
     record = sample(title=value.strip() or "t", fields={"note": value, "many": tuple(items)})
     front, _ = split(dump(record))
@@ -282,6 +274,6 @@ def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
     ],
 )
 def test_fast_reader_leaves_other_yaml_to_pyyaml(front: str) -> None:
-    from gitmem.store.record import _fast_load
+    from gitmem.store.recordfile import _fast_load
 
     assert _fast_load(front) is None

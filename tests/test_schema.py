@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import GitmemError, UsageError
-from gitmem.store.record import BASE_FIELDS, FieldValue, Record, dump, parse
+from gitmem.store.record import BASE_FIELDS, FieldValue, Record
+from gitmem.store.recordfile import dump, parse
 from gitmem.store.schema import KINDS, FieldSpec, Schema, check_record, coerce, load_schemas
 
 ROOT = Path(__file__).parents[1]

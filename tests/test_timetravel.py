@@ -20,7 +20,8 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
-from gitmem.store.record import Record, dump
+from gitmem.store.record import Record
+from gitmem.store.recordfile import dump
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 BEGIN = "2026-01-01T00:00:00Z"

@@ -185,7 +185,7 @@ def _write(
 ) -> tuple[str, bool]:
     """Update the file's record in place, or record it anew: (its id, whether it existed)."""
     from gitmem.errors import NotFound
-    from gitmem.store.record import dump
+    from gitmem.store.recordfile import dump
 
     title, abstract, body = text
     old = None

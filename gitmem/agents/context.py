@@ -243,7 +243,7 @@ def _row_item(
 
 def _parsed(data: bytes) -> Record | None:
     from gitmem.errors import RecordInvalid
-    from gitmem.store.record import parse
+    from gitmem.store.recordfile import parse
 
     try:
         return parse(data.decode("utf-8"))

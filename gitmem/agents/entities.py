@@ -67,7 +67,7 @@ def index_document(
     """Record or update the reference to the document at `path` (`relative`: its path inside
     the project, which is what the record keeps). None when the file cannot be read."""
     from gitmem.errors import NotFound
-    from gitmem.store.record import dump
+    from gitmem.store.recordfile import dump
 
     try:
         data = path.read_bytes()

@@ -155,7 +155,7 @@ def write_session_record(
     every turn: a commit per turn would be noise). Returns the new state (remember it with
     save_state)."""
     from gitmem.errors import NotFound
-    from gitmem.store.record import dump
+    from gitmem.store.recordfile import dump
 
     moment = (now or datetime.now(UTC)).replace(microsecond=0)
     summary = summary.strip()[:SUMMARY_MAX]

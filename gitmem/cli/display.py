@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from gitmem.recall.recall import Result
-    from gitmem.store.store import Version, WriteResult
+    from gitmem.store.history import Version
+    from gitmem.store.store import WriteResult
     from gitmem.store.validate import Problem
 
 __all__ = [

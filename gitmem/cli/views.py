@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store.record import Record, dump, format_time
+from gitmem.store.record import Record, format_time
+from gitmem.store.recordfile import dump
 
 __all__ = ["LEVELS", "Level", "headline", "render"]
 

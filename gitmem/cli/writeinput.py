@@ -13,7 +13,8 @@ from typing import Any
 from gitmem import answers
 from gitmem.cli import display
 from gitmem.errors import RecordInvalid, UsageError
-from gitmem.store.store import SecretPolicy, Store, WriteResult
+from gitmem.store.store import Store, WriteResult
+from gitmem.store.writes import SecretPolicy
 
 __all__ = [
     "body_text",

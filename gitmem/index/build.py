@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 from gitmem.errors import RecordInvalid
 from gitmem.index.textindex import TextDoc, TextFields, text_fields
 from gitmem.store.git import GitRepo
-from gitmem.store.record import Record, parse
+from gitmem.store.record import Record
+from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
     from gitmem.index.embedding import Embedder

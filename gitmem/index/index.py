@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["Index", "IndexedStore", "ModelRef", "Progress", "embed_docs"]
 
 Progress = Callable[[int, int], None]
-RECORDS_DIR = "records"  # gitmem.store.store's (a test holds them together), without importing it
+RECORDS_DIR = "records"  # gitmem.store.reader's (a test holds them together), without importing it
 _BATCH = 2000
 _LOCK_TIMEOUT = 300.0
 _OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._load)

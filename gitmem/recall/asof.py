@@ -21,11 +21,13 @@ from gitmem.index.catalog import Entry, Filter
 from gitmem.recall.recall import Options, Result, Source, recall
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
-from gitmem.store.record import Record, format_time, parse
+from gitmem.store.record import Record, format_time
+from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
     from gitmem.index.index import ModelRef
-    from gitmem.store.store import Store, Version
+    from gitmem.store.history import Version
+    from gitmem.store.store import Store
 
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
 

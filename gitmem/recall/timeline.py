@@ -43,8 +43,9 @@ from gitmem.index.catalog import Entry, entry_from_row, entry_row
 from gitmem.index.index import ModelRef, embed_docs
 from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
 from gitmem.store.lock import cache_lock
-from gitmem.store.record import parse
-from gitmem.store.store import RECORDS_DIR, Store
+from gitmem.store.reader import RECORDS_DIR
+from gitmem.store.recordfile import parse
+from gitmem.store.store import Store
 
 __all__ = ["Event", "Timeline"]
 

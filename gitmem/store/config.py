@@ -22,7 +22,7 @@ __all__ = [
     "Config",
     "load_config",
     "resolve_store_path",
-    "template_root",
+    "template_files",
 ]
 
 STORE_FORMAT = 1
@@ -72,7 +72,14 @@ def load_config(root: Path) -> Config:
     return Config(format=fmt, max_body_bytes=max_body, model=model)
 
 
-def template_root() -> Traversable:
+def template_files() -> dict[str, bytes]:
+    """path -> content of every file of the store template, what `gitmem init` commits."""
+    files: dict[str, bytes] = {}
+    _collect(_template_root(), "", files)
+    return files
+
+
+def _template_root() -> Traversable:
     """The store template: shipped in the wheel as gitmem.store_template; in a source
     checkout (an editable install) it is store-template/ beside the package."""
     source = Path(__file__).resolve().parents[2] / "store-template"
@@ -81,3 +88,14 @@ def template_root() -> Traversable:
     from importlib import resources  # here: a recall (gitmem.cli.quickrecall) never needs it
 
     return resources.files("gitmem.store_template")
+
+
+def _collect(node: Traversable, prefix: str, out: dict[str, bytes]) -> None:
+    for child in node.iterdir():
+        name = f"{prefix}{child.name}"
+        if child.name in ("__pycache__", "__init__.py"):
+            continue
+        if child.is_dir():
+            _collect(child, name + "/", out)
+        else:
+            out[name] = child.read_bytes()

@@ -1,6 +1,6 @@
 """HEAD, remotes and blobs of a store's repository, read from `.git` and the git command
 without pygit2 (a light module: docs/architecture.md). Anything unusual (a reftable repository)
-makes them answer None, and the caller falls back to gitmem.store.store.git."""
+makes them answer None, and the caller falls back to gitmem.store.gitread."""
 
 from __future__ import annotations
 

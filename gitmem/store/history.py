@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
-from gitmem.store.git import Commit
-from gitmem.store.record import Record, parse
+from gitmem.store.gitread import Commit
+from gitmem.store.reader import Reader
+from gitmem.store.record import Record
+from gitmem.store.recordfile import parse
 
-if TYPE_CHECKING:
-    from gitmem.store.store import Store, Version
-
-__all__ = ["changed_fields", "find_path", "record_history"]
+__all__ = ["Version", "changed_fields", "find_path", "record_history"]
 
 
-def find_path(store: Store, prefix: str) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Version:
+    """One version of a record in history."""
+
+    commit: str
+    time: datetime
+    operation: str
+    agent: str
+    record: Record | None  # None where the commit removed it (forget)
+    changed: tuple[str, ...]  # fields that differ from the previous version
+
+
+def find_path(store: Reader, prefix: str) -> tuple[str, str]:
     """(id, path) for a record at HEAD, or else one that history remembers (forgotten)."""
     try:
         rid = store.resolve(prefix)
@@ -37,10 +49,8 @@ def find_path(store: Store, prefix: str) -> tuple[str, str]:
     return rid, path
 
 
-def record_history(store: Store, prefix: str) -> list[Version]:
+def record_history(store: Reader, prefix: str) -> list[Version]:
     """Every version of the record, oldest first."""
-    from gitmem.store.store import Version
-
     _, path = find_path(store, prefix)
     repo = store.repo
     # An edit may change a record's type, and so its directory; its month (from `created`)

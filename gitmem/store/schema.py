@@ -22,7 +22,7 @@ from gitmem.store.record import BASE_FIELDS, FIELD_RE, TYPE_RE, FieldValue, Reco
 __all__ = ["KINDS", "FieldSpec", "Schema", "check_record", "coerce", "load_schemas"]
 
 KINDS = ("text", "int", "float", "bool", "date", "datetime", "list", "enum")
-# "body" is not a frontmatter key but record.parse treats it as one, so a field cannot use it.
+# "body" is not a frontmatter key but recordfile.parse treats it as one, so a field cannot use it.
 _RESERVED = frozenset(BASE_FIELDS) | {"body"}
 _SCHEMA_KEYS = frozenset({"type", "description", "additional_fields", "fields"})
 _FIELD_KEYS = frozenset({"kind", "required", "choices", "description"})

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitmem.errors import RecordInvalid, SecretFound
-from gitmem.store import guard
-from gitmem.store.git import PathStatus
-from gitmem.store.record import Record, dump, from_mapping, parse
-
-if TYPE_CHECKING:
-    from gitmem.store.store import SecretPolicy, Store
+from gitmem.store import guard, writes
+from gitmem.store.gitread import PathStatus
+from gitmem.store.reader import Reader
+from gitmem.store.record import Record, from_mapping
+from gitmem.store.recordfile import dump, parse
+from gitmem.store.writes import SecretPolicy
 
 __all__ = ["ImportPlan", "plan_import", "plan_pending"]
 
@@ -26,7 +26,7 @@ class ImportPlan:
 
 
 def plan_import(
-    store: Store, items: Iterable[Mapping[str, Any]], secrets: SecretPolicy
+    store: Reader, items: Iterable[Mapping[str, Any]], secrets: SecretPolicy
 ) -> ImportPlan:
     """Validate every item first; only records that differ from HEAD become changes."""
     problems: list[str] = []
@@ -61,9 +61,9 @@ def plan_import(
     secret_found = False
     for record in parsed:
         try:
-            record, found = store.guard(record, secrets)
+            record, found = writes.guard_secrets(record, secrets)
             redactions.extend(found)
-            store.check(record, catalog, previous=store.previous(record.id))
+            writes.check(store, record, catalog, previous=store.previous(record.id))
         except (RecordInvalid, SecretFound) as exc:
             problems.append(str(exc))
             secret_found = secret_found or isinstance(exc, SecretFound)
@@ -87,7 +87,7 @@ def plan_import(
 
 
 def plan_pending(
-    store: Store, pending: list[PathStatus]
+    store: Reader, pending: list[PathStatus]
 ) -> tuple[dict[str, bytes | None], tuple[Record, ...]]:
     """Validate a person's edited record files; the files are committed as they are."""
     problems: list[str] = []
@@ -127,7 +127,7 @@ def plan_pending(
         edited.append((item.path, record, data))
     for path, record, data in edited:
         try:
-            store.check(record, catalog, previous=store.previous(record.id))
+            writes.check(store, record, catalog, previous=store.previous(record.id))
         except RecordInvalid as exc:
             problems.append(str(exc))
             continue

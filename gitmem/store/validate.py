@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import RecordInvalid
-from gitmem.store.record import Record, body_problems, parse
+from gitmem.store.reader import RECORDS_DIR
+from gitmem.store.record import Record, body_problems
+from gitmem.store.recordfile import parse
 from gitmem.store.schema import check_record
-from gitmem.store.store import RECORDS_DIR, Store
+from gitmem.store.store import Store
 
 __all__ = ["Problem", "validate_files"]
 

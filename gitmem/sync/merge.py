@@ -25,8 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gitmem.errors import RecordInvalid
-from gitmem.store.git import Change, GitRepo
-from gitmem.store.record import Record, dump, parse, record_path
+from gitmem.store.git import GitRepo
+from gitmem.store.gitread import Change
+from gitmem.store.record import Record, record_path
+from gitmem.store.recordfile import dump, parse
 
 __all__ = ["Conflict", "MergePlan", "plan_merge"]
 

@@ -27,8 +27,9 @@ from typing import Any
 
 from gitmem.atomic import replace_file
 from gitmem.errors import RecordInvalid
-from gitmem.store.git import Commit, GitRepo
-from gitmem.store.record import parse
+from gitmem.store.git import GitRepo
+from gitmem.store.gitread import Commit
+from gitmem.store.recordfile import parse
 
 __all__ = ["Publisher", "is_private"]
 
