@@ -26,7 +26,7 @@ from tinymodel import build_tiny_model
 import gitmem.index.build as indexbuild
 import gitmem.index.index as index_module
 from gitmem.api import Store
-from gitmem.index.index import ModelRef
+from gitmem.index.model import ModelRef
 from gitmem.store.validate import validate_files
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -200,7 +200,7 @@ def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: 
             from pathlib import Path
             import gitmem.index.index, gitmem.index.build
             from gitmem.api import Store
-            from gitmem.index.index import ModelRef
+            from gitmem.index.model import ModelRef
             gitmem.index.index._BATCH = 3
             gitmem.index.build.PARALLEL_MIN = 1
             store = Store.open(Path({str(store_path)!r}))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from array import array
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -44,10 +43,11 @@ from gitmem.store.lock import cache_lock
 # does without.
 if TYPE_CHECKING:
     from gitmem.index.build import IndexDoc
-    from gitmem.index.embedding import Embedder, QueryEncoder
+    from gitmem.index.embedding import Embedder
+    from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
 
-__all__ = ["Index", "IndexedStore", "ModelRef", "Progress", "embed_docs"]
+__all__ = ["Index", "IndexedStore", "Progress", "embed_docs"]
 
 Progress = Callable[[int, int], None]
 RECORDS_DIR = "records"  # gitmem.store.store's (a test holds them together), without importing it
@@ -56,57 +56,6 @@ _LOCK_TIMEOUT = 300.0
 _OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._load)
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-
-
-class ModelRef:
-    """An embedding model known by name (what the index is stamped with), loaded on first use:
-    a recall that finds the index current and asks for keywords only never pays for it."""
-
-    def __init__(self, name: str, load: Callable[[], Embedder], folder: Path | None = None) -> None:
-        self.name = name
-        self.folder = folder  # where another process can load the same model from
-        self._load = load
-        self._model: Embedder | None = None
-        self._query: QueryEncoder | None = None
-        self._query_sought = False
-
-    def get(self) -> Embedder:
-        if self._model is None:
-            self._model = self._load()
-        return self._model
-
-    def encode_query(self, text: str) -> array[float]:
-        """The query's unit vector. The same bits from the loaded model and from its numpy-free
-        reader (gitmem.index.embedding.QueryEncoder), which a recall uses while nothing else has
-        loaded the model: a process that only recalls then never imports numpy."""
-        encoder = self._query_encoder() if self._model is None else None
-        return (encoder or self.get()).encode_query(text)
-
-    @property
-    def dim(self) -> int:
-        encoder = self._query_encoder() if self._model is None else None
-        return encoder.dim if encoder is not None else self.get().info.dim
-
-    def _query_encoder(self) -> QueryEncoder | None:
-        if not self._query_sought:
-            from gitmem.index import embedding
-
-            self._query_sought = True
-            self._query = None if self.folder is None else embedding.query_encoder(self.folder)
-        return self._query
-
-    @classmethod
-    def from_folder(cls, spec: str, folder: Path) -> ModelRef:
-        """The model in a local folder, named by the spec that found it and its fingerprint."""
-        from gitmem.index import embedding
-
-        def load() -> Embedder:
-            model = embedding.load(str(folder), offline=True)
-            if model is None:
-                raise embedding.ModelUnavailable(f"no embedding model at {folder}")
-            return model
-
-        return cls(f"{spec}@{embedding.fingerprint(folder)}", load, folder)
 
 
 class IndexedStore(Protocol):

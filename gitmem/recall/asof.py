@@ -24,7 +24,7 @@ from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
 from gitmem.store.record import Record, format_time, parse
 
 if TYPE_CHECKING:
-    from gitmem.index.index import ModelRef
+    from gitmem.index.model import ModelRef
     from gitmem.store.store import Store, Version
 
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
