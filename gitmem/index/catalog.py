@@ -22,10 +22,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gitmem.index.stamp import CATALOG_SCHEMA, TAG_SEP
 from gitmem.store.record import Record
 
 __all__ = [
-    "SCHEMA_VERSION",
     "VECTORS",
     "Catalog",
     "CatalogCorrupt",
@@ -37,8 +37,6 @@ __all__ = [
     "entry_row",
 ]
 
-SCHEMA_VERSION = "1"
-_SEP = "\x1f"
 _GONE = "superseded"  # the status Filter leaves out unless asked (see RowFacts)
 _STAMP = "stamp"  # the row_facts part that says what they were written for (Catalog._stamp)
 VECTORS = "vectors.f32"  # the vector file's name until a compaction names another
@@ -104,7 +102,7 @@ class Filter:
             args.extend(self.types)
         for tag in self.tags:
             clauses.append("instr(tags, ?) > 0")
-            args.append(f"{_SEP}{tag}{_SEP}")
+            args.append(f"{TAG_SEP}{tag}{TAG_SEP}")
         if self.agent:
             clauses.append("agent = ?")
             args.append(self.agent)
@@ -291,8 +289,8 @@ class Catalog:
             self._db.execute("PRAGMA synchronous=NORMAL")
             if create:
                 self._db.executescript(_TABLES)
-                self.set_meta({"schema": SCHEMA_VERSION})
-            elif self.meta("schema") != SCHEMA_VERSION:
+                self.set_meta({"schema": CATALOG_SCHEMA})
+            elif self.meta("schema") != CATALOG_SCHEMA:
                 raise CatalogCorrupt(f"{path} has schema {self.meta('schema')!r}")
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(f"{path}: {exc}") from exc
@@ -415,7 +413,7 @@ class Catalog:
         """What row facts are written for: the commit and the vector file as the catalog
         names them in the same transaction. An older gitmem writing to this catalog moves
         one or the other without rewriting the facts, which are then not trusted."""
-        return f"{self.meta('commit') or ''}{_SEP}{self.meta('vectors') or VECTORS}"
+        return f"{self.meta('commit') or ''}\x1f{self.meta('vectors') or VECTORS}"
 
     def _stored_facts(self) -> RowFacts | None:
         try:
@@ -558,7 +556,7 @@ def entry_row(record: Record, path: str, blob: str) -> tuple[object, ...]:
         record.type,
         record.title,
         record.abstract,
-        _SEP + _SEP.join(record.tags) + _SEP if record.tags else "",
+        TAG_SEP + TAG_SEP.join(record.tags) + TAG_SEP if record.tags else "",
         record.agent,
         record.scope,
         record.status,
@@ -570,4 +568,4 @@ def entry_row(record: Record, path: str, blob: str) -> tuple[object, ...]:
 
 def entry_from_row(row: tuple[Any, ...]) -> Entry:
     tags = row[6]
-    return Entry._make((*row[:6], tuple(tags[1:-1].split(_SEP)) if tags else (), *row[7:]))
+    return Entry._make((*row[:6], tuple(tags[1:-1].split(TAG_SEP)) if tags else (), *row[7:]))
