@@ -22,7 +22,7 @@ from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
-    from gitmem.index.catalog import Filter
+    from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
     from gitmem.recall.asof import TimeTravel

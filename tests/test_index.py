@@ -15,7 +15,7 @@ from conftest import git
 from tinymodel import build_tiny_model
 
 from gitmem.api import Store
-from gitmem.index.catalog import Filter
+from gitmem.index.entries import Filter
 from gitmem.index.model import ModelRef
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
 from gitmem.index.vectors import VectorFile
