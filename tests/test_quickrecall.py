@@ -369,10 +369,10 @@ def test_openblas_thread_timeout_changes_no_score() -> None:
 
 
 def test_the_index_reads_records_where_the_store_keeps_them() -> None:
-    from gitmem.index import index
+    from gitmem.index import catchup
     from gitmem.store import store
 
-    assert index.RECORDS_DIR == store.RECORDS_DIR
+    assert catchup.RECORDS_DIR == store.RECORDS_DIR
 
 
 def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(

@@ -7,12 +7,12 @@ Layout under the store's `.gitmem/`:
     index/vectors.f32      chunk vectors (only when an embedding model is loaded)
     index.lock             held by whoever updates or rebuilds
 
-An update diffs the indexed commit's tree against HEAD's and applies only what changed:
-vectors are appended, the keyword index is upserted and committed, and last the catalog moves
-the stamp in the same transaction as its rows. A reader trusts only the catalog: a keyword hit
-whose blob the catalog does not know yet is dropped, so a half-finished update is invisible.
-A rebuild happens in a new directory swapped in by rename. Anything unreadable, missing or of
-another version is rebuilt, with a one-line notice.
+Before a read, `Index` opens the parts of the build in place, checks that they belong to one
+build, and catches up with HEAD under the lock (the writing is gitmem.index.catchup's: apply the
+tree diff, or build anew). A reader trusts only the catalog: a keyword hit whose blob the catalog
+does not know yet is dropped, so a half-finished update is invisible. A rebuild happens in a new
+directory swapped in by rename. Anything unreadable, missing or of another version is rebuilt,
+with a one-line notice. The semantic half is gitmem.index.semantic's.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,16 +34,13 @@ from gitmem.store.lock import cache_lock
 # loads pygit2 and a process pool, ~150 ms that a recall of a current index (gitmem.cli.quickrecall)
 # does without.
 if TYPE_CHECKING:
-    from gitmem.index.build import IndexDoc
-    from gitmem.index.embedding import Embedder
+    from gitmem.index.catchup import CatchUp
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
 
-__all__ = ["Index", "IndexedStore", "Progress", "embed_docs"]
+__all__ = ["Index", "IndexedStore", "Progress"]
 
 Progress = Callable[[int, int], None]
-RECORDS_DIR = "records"  # gitmem.store.store's (a test holds them together), without importing it
-_BATCH = 2000
 _LOCK_TIMEOUT = 300.0
 _OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._load)
 
@@ -238,40 +234,12 @@ class Index:
 
     def _update(self, progress: Progress | None) -> None:
         assert self._catalog is not None and self._text is not None
-        repo = self.store.repo
-        old, head = self._stamp(), self.store.head()
-        if old is None or repo.resolve(old) is None:
+        old, vectors = self._stamp(), self._vectors_file()
+        catalog, text, head = self._catalog, self._text, self.store.head()
+        if old is None or not self._writer().update(catalog, text, vectors, old, head, progress):
             self._rebuild(progress)
             return
-        removed: set[str] = set()
-        added: list[tuple[str, str]] = []
-        changed: set[str] = set()
-        for change in repo.diff(old, head):
-            if not _is_record(change.path):
-                continue
-            changed.add(change.path)
-            if change.old is not None:
-                removed.add(Path(change.path).stem)
-            if change.new is not None:
-                added.append((change.path, change.new))
-        from gitmem.index.build import read_docs
-
-        docs = read_docs(repo, added, self.notices)
-        if self._doubled(docs, removed, changed):
-            # Two files claim one id (a copy made by hand): a rebuild leaves every copy out
-            # (see _single_claims), and is what an update must agree with.
-            self._rebuild(progress)
-            return
-        removed -= {d.record.id for d in docs}
-        # An id leaves only if its indexed file changed: a copy elsewhere (not at its place,
-        # so never indexed) that is edited or deleted leaves the record it copies, as a rebuild.
-        indexed = self._catalog.entries(sorted(removed))
-        removed = {rid for rid, entry in indexed.items() if entry.path in changed}
-        vectors = self._vectors_file()
-        if vectors is not None:
-            vectors.truncate(self._catalog.next_row())
-        self._write(self._catalog, self._text, docs, removed, head, progress)
-        if vectors is not None and self._catalog.next_row() > 1.5 * self._catalog.live_rows() + 64:
+        if vectors is not None and catalog.next_row() > 1.5 * catalog.live_rows() + 64:
             self._compact()
 
     def _rebuild(self, progress: Progress | None) -> None:
@@ -279,22 +247,7 @@ class Index:
 
         self._close()
         fresh = self.root.with_name(f"index.new-{os.getpid()}")
-        (fresh / "text").mkdir(parents=True)
-        catalog = Catalog(fresh / "catalog.sqlite", create=True)
-        catalog.set_meta({"model": self.model_name})
-        text = TextIndex.create(fresh / "text")
-        head = self.store.head()
-        files = [
-            (path, blob)
-            for path, blob in self.store.repo.files(head, RECORDS_DIR)
-            if _is_record(path)
-        ]
-        files, doubled = self._single_claims(files)
-        catalog.set_meta({"doubled": " ".join(sorted(doubled))})
-        try:
-            self._fill(catalog, text, files, head, progress, fresh)
-        finally:
-            catalog.close()
+        self._writer().build(fresh, self.store.head(), progress)
         old = self.root.with_name(f"index.old-{os.getpid()}")
         if self.root.exists():
             os.replace(self.root, old)
@@ -303,113 +256,10 @@ class Index:
         if self._load() is not None:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
 
-    def _single_claims(
-        self, files: Sequence[tuple[str, str]]
-    ) -> tuple[list[tuple[str, str]], set[str]]:
-        """`files` without those of an id that two valid records at their own place claim
-        (a record copied by hand into another type's directory, say): which copy is the
-        record is for a person to decide, so none is searchable until one remains. Also
-        the doubled ids, which the catalog keeps so that an update touching them rebuilds."""
-        from gitmem.index.build import read_docs
+    def _writer(self) -> CatchUp:
+        from gitmem.index.catchup import CatchUp  # here: a recall of a current index never writes
 
-        by_id: dict[str, list[tuple[str, str]]] = {}
-        for path, blob in files:
-            by_id.setdefault(Path(path).stem, []).append((path, blob))
-        doubled = set()
-        for rid, claims in by_id.items():
-            if len(claims) > 1 and len(read_docs(self.store.repo, claims, [])) > 1:
-                doubled.add(rid)
-                paths = ", ".join(path for path, _ in claims)
-                self.notices.append(
-                    f"{rid} is claimed by more than one file ({paths}); left out of search "
-                    'until one remains — "gitmem validate" explains'
-                )
-        return [f for f in files if Path(f[0]).stem not in doubled], doubled
-
-    def _doubled(self, docs: Sequence[IndexDoc], removed: set[str], changed: set[str]) -> bool:
-        """Whether a catch-up touches an id that more than one file claims, or did."""
-        assert self._catalog is not None
-        before = set((self._catalog.meta("doubled") or "").split())
-        ids = [d.record.id for d in docs]
-        if before & (set(ids) | removed) or len(set(ids)) < len(ids):
-            return True
-        known = self._catalog.entries(ids)  # not the cache: it mirrors the last commit seen
-        return any(
-            (entry := known.get(d.record.id)) is not None
-            and entry.path != d.path
-            and entry.path not in changed
-            for d in docs
-        )
-
-    def _fill(
-        self,
-        catalog: Catalog,
-        text: TextIndex,
-        files: Sequence[tuple[str, str]],
-        head: str | None,
-        progress: Progress | None,
-        root: Path,
-    ) -> None:
-        """Index every file into a new, empty index: batches are prepared (in worker
-        processes for a large store, see gitmem.index.build) and written in file order."""
-        vectors = self._vectors_file(root)
-        embedder = None if vectors is None or self.model is None else self.model.get()
-        folder = None if self.model is None else self.model.folder
-        meta = {"commit": head or "", "model": self.model_name}
-        done = 0
-        from gitmem.index.build import prepared
-
-        with text.filling() as add:
-            for batch in prepared(self.store.repo, files, embedder, folder, _BATCH):
-                self.notices.extend(batch.notices)
-                rows = _rows(vectors, batch.vectors, batch.docs, batch.counts)
-                first = catalog.reserve_keys(len(batch.docs))
-                add(batch.text, first)  # the text of batch.docs, in their order
-                entries = [
-                    (d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in batch.docs
-                ]
-                catalog.apply((), entries, {}, first)
-                done += len(batch.docs)
-                if progress is not None:
-                    progress(done, max(len(files), done))
-        catalog.apply((), [], meta)
-        if progress is not None and not files:
-            progress(0, 0)
-
-    def _write(
-        self,
-        catalog: Catalog,
-        text: TextIndex,
-        docs: Sequence[IndexDoc],
-        removed: set[str],
-        head: str | None,
-        progress: Progress | None,
-    ) -> None:
-        """Index `docs` (a catch-up's changed records) and drop `removed`, in this process."""
-        vectors = self._vectors_file()
-        embedder = None if vectors is None or self.model is None else self.model.get()
-        written: list[IndexDoc] = []
-        rows: dict[str, list[int]] = {}
-        for start in range(0, len(docs), _BATCH):
-            batch = docs[start : start + _BATCH]
-            written.extend(batch)
-            if embedder is not None:
-                rows.update(embed_docs(embedder, vectors, batch))
-            if progress is not None:
-                progress(len(written), len(docs))
-        from gitmem.index.build import text_doc
-
-        first = catalog.reserve_keys(len(written))
-        keyed = [replace(text_doc(d), key=first + n) for n, d in enumerate(written)]
-        text.write(keyed, sorted(removed))
-        catalog.apply(
-            removed,
-            [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in written],
-            {"commit": head or "", "model": self.model_name},
-            first,
-        )
-        if progress is not None and not written:
-            progress(0, 0)
+        return CatchUp(self.store.repo, self.model, self.notices)
 
     def _vectors_file(self, root: Path | None = None) -> Any:
         """The vector file the catalog names (compaction writes a new one and switches the
@@ -425,16 +275,10 @@ class Index:
 
     def _compact(self) -> None:
         """Rewrite the vector file without dead rows (after many edits)."""
+        from gitmem.index.catchup import compact
+
         assert self._catalog is not None
-        old = self._vectors_file()
-        live = sorted(self._catalog.all_rows())
-        matrix = old.matrix(old.rows())
-        keep = [row for row, _ in live]
-        name = f"vectors-{os.urandom(6).hex()}.f32"  # not uuid: its import costs a recall ~7 ms
-        fresh = type(old)(self.root / name, old.dim)
-        fresh.replace(matrix[keep] if keep else matrix[:0])
-        self._catalog.renumber({o: n for n, o in enumerate(keep)}, {"vectors": name})
-        old.path.unlink(missing_ok=True)
+        compact(self.root, self._catalog, self._vectors_file())
 
     # --- searching ---------------------------------------------------------------------------
 
@@ -538,29 +382,3 @@ class Index:
             "model": self.model_name or None,
             "bytes": size,
         }
-
-
-def _is_record(path: str) -> bool:
-    return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
-
-
-def embed_docs(embedder: Embedder, vectors: Any, docs: Sequence[IndexDoc]) -> dict[str, list[int]]:
-    """Embed every chunk of every record into `vectors`; the rows of each record."""
-    from gitmem.index.build import embed
-
-    matrix, counts = embed(embedder, docs)
-    return _rows(vectors, matrix, docs, counts)
-
-
-def _rows(
-    vectors: Any, matrix: Any, docs: Sequence[IndexDoc], counts: Sequence[int]
-) -> dict[str, list[int]]:
-    """Append `matrix` to `vectors`; each record's rows (contiguous, in `docs` order)."""
-    if vectors is None or matrix is None:
-        return {}
-    row = vectors.append(matrix)
-    rows: dict[str, list[int]] = {}
-    for doc, count in zip(docs, counts, strict=True):
-        rows.setdefault(doc.record.id, []).extend(range(row, row + count))
-        row += count
-    return rows

@@ -39,8 +39,8 @@ from typing import Any
 
 from gitmem.errors import GitmemError, RecordInvalid
 from gitmem.index.build import IndexDoc
+from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row, entry_row
-from gitmem.index.index import embed_docs
 from gitmem.index.model import ModelRef
 from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
 from gitmem.store.lock import cache_lock
