@@ -22,7 +22,9 @@ import tracemalloc
 from pathlib import Path
 
 from gitmem.errors import GitmemError
-from gitmem.index.embedding import ModelUnavailable, distill, load
+from gitmem.index.embedding import load
+from gitmem.index.modelbuild import distill
+from gitmem.index.modelfiles import ModelUnavailable
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".models" / "minilm-distilled-256"

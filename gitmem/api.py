@@ -17,13 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.index import embedding
+from gitmem.index import modelfiles
 from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
-    from gitmem.index.catalog import Filter
-    from gitmem.index.index import Index, ModelRef, Progress
+    from gitmem.index.entries import Filter
+    from gitmem.index.index import Index, Progress
+    from gitmem.index.model import ModelRef
     from gitmem.recall.asof import TimeTravel
     from gitmem.recall.changes import Changes
     from gitmem.recall.options import RecordTypes
@@ -56,7 +57,7 @@ class Store(CoreStore):
                 self._model_problem = 'index.model is "none" in config.toml'
                 return None
             local = self.root / spec
-            path = embedding.locate(str(local) if local.is_dir() else spec, self.model_cache)
+            path = modelfiles.locate(str(local) if local.is_dir() else spec, self.model_cache)
             if path is None:
                 self._model_problem = (
                     f'the embedding model "{spec}" is not on this machine; download it once with '
@@ -64,7 +65,7 @@ class Store(CoreStore):
                     'directory, or build one with "gitmem model build --from DIR --out DIR"'
                 )
                 return None
-            from gitmem.index.index import ModelRef
+            from gitmem.index.model import ModelRef
 
             self._model = ModelRef.from_folder(spec, path)
         return self._model

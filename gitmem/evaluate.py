@@ -20,8 +20,8 @@ from typing import Any
 
 from gitmem.api import Store
 from gitmem.errors import UsageError
-from gitmem.index import embedding
-from gitmem.index.index import ModelRef
+from gitmem.index import modelfiles
+from gitmem.index.model import ModelRef
 from gitmem.recall.recall import DEFAULTS, Options
 from gitmem.recall.timeparse import parse_moment
 from gitmem.store.schema import Schema
@@ -190,7 +190,7 @@ def _interval(values: Sequence[float], resamples: int, seed: int) -> tuple[float
 
 
 def model_ref(spec: str) -> ModelRef:
-    path = embedding.locate(spec)
+    path = modelfiles.locate(spec)
     if path is None:
         raise UsageError(f"no embedding model at {spec}")
     return ModelRef.from_folder(spec, path)

@@ -47,7 +47,7 @@ def _answer(call: Callable[[], _T]) -> _T:
 def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServer:
     """The server over an opened store. `agent` signs writes (default: git's user.name);
     `project` is the default project of `context`."""
-    from gitmem.index.catalog import Filter
+    from gitmem.index.entries import Filter
     from gitmem.recall.options import result_json
 
     server = MCPServer("gitmem", instructions=INSTRUCTIONS)

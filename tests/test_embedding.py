@@ -23,15 +23,10 @@ from hypothesis import strategies as st
 from tinymodel import build_tiny_model
 
 from gitmem.errors import GitmemError
-from gitmem.index import embedding
-from gitmem.index.embedding import (
-    ModelInfo,
-    ModelUnavailable,
-    chunks,
-    fingerprint,
-    load,
-    locate,
-)
+from gitmem.index import modelbuild, queryvec
+from gitmem.index.build import chunks
+from gitmem.index.embedding import load
+from gitmem.index.modelfiles import ModelInfo, ModelUnavailable, fingerprint, locate
 
 DISTILLED = Path(__file__).resolve().parents[1] / "benchmarks/.models/minilm-distilled-256"
 
@@ -561,7 +556,7 @@ def test_locate_looks_in_the_default_cache_under_home(
 def test_locate_is_cheap(tiny_dir: Path, tmp_path: Path) -> None:
     _snapshot(tmp_path, "acme/tiny", "abc", tiny_dir, age=0)
     code = (
-        "import sys, time; from pathlib import Path; from gitmem.index.embedding import locate\n"
+        "import sys, time; from pathlib import Path; from gitmem.index.modelfiles import locate\n"
         "took = []\n"
         "for _ in range(20):\n"
         "    start = time.perf_counter()\n"
@@ -773,7 +768,7 @@ def test_distill_without_the_extra_names_the_install(
     monkeypatch.setitem(sys.modules, "transformers", None)
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ModelUnavailable) as raised:
-        embedding.distill(tmp_path, tmp_path / "out")
+        modelbuild.distill(tmp_path, tmp_path / "out")
     said = str(raised.value)
     assert "the distill extra is not installed (model2vec.distill is missing)" in said
     assert said.count("pip install") == 2 and "pip install 'gitmem[distill]'" in said
@@ -790,7 +785,7 @@ def test_distill_says_a_wrong_source_before_anything_else(
     elif where == "empty-dir":
         source.mkdir()
     with pytest.raises(ModelUnavailable, match=rf"cannot distil {source}: no config\.json there"):
-        embedding.distill(source, tmp_path / "out")
+        modelbuild.distill(source, tmp_path / "out")
 
 
 def test_distill_refuses_a_non_empty_out_before_distilling(
@@ -802,7 +797,7 @@ def test_distill_refuses_a_non_empty_out_before_distilling(
     out.mkdir()
     (out / "keep.txt").write_text("mine")
     with pytest.raises(GitmemError, match="already exists and is not empty"):
-        embedding.distill(tmp_path, out)
+        modelbuild.distill(tmp_path, out)
     assert (out / "keep.txt").read_text() == "mine"
 
 
@@ -834,8 +829,8 @@ def test_distill_a_tiny_transformer_offline(
     )
     BertModel(config).save_pretrained(source)
     with pytest.raises(ModelUnavailable, match=r"config\.json"):
-        embedding.distill(tmp_path, tmp_path / "nowhere")
-    info = embedding.distill(source, tmp_path / "distilled", dims=16)
+        modelbuild.distill(tmp_path, tmp_path / "nowhere")
+    info = modelbuild.distill(source, tmp_path / "distilled", dims=16)
     assert info.dim == 16
     model = load(info.path)
     assert model is not None
@@ -847,7 +842,7 @@ def test_distill_a_tiny_transformer_offline(
 def test_word_cache_gives_the_tokenizers_own_ids_for_ascii(
     both_tiny: tuple[Any, Any], text: str
 ) -> None:
-    from gitmem.index.wordpiece import WordCache
+    from gitmem.index.tokenizer import WordCache
 
     tokenizer = both_tiny[0]._tokenizer
     for max_length in (None, 7):
@@ -860,7 +855,7 @@ def test_word_cache_gives_the_tokenizers_own_ids_for_ascii(
 
 
 def test_word_cache_leaves_other_text_to_the_tokenizer(both_tiny: tuple[Any, Any]) -> None:
-    from gitmem.index.wordpiece import WordCache
+    from gitmem.index.tokenizer import WordCache
 
     cache = WordCache.for_tokenizer(both_tiny[0]._tokenizer, None)
     assert cache is not None
@@ -884,10 +879,10 @@ def test_chunks_count_words_across_every_unicode_space() -> None:
 @pytest.mark.parametrize("variant", list(_variants()))
 def test_query_vectors_of_every_layout(variants: Path, variant: str) -> None:
     """encode_query is encode's vector within 1e-6 for every layout, and where
-    embedding.query_encoder reads the folder (no weights, no mapping, float32 or float16) it
+    queryvec.query_encoder reads the folder (no weights, no mapping, float32 or float16) it
     gives the same bits without numpy (tests/test_queryvec.py tests it further)."""
     folder = variants / variant
-    model, encoder = load(str(folder)), embedding.query_encoder(folder)
+    model, encoder = load(str(folder)), queryvec.query_encoder(folder)
     assert model is not None
     other = (
         "int8",

@@ -202,14 +202,6 @@ def test_the_project_sees_its_own_and_untagged_records_only() -> None:
     assert set(render(items, now=NOW).ids) == {i.id for i in items} - {"last-session"}
 
 
-def test_the_context_reads_the_catalog_it_knows() -> None:
-    from gitmem.agents import context
-    from gitmem.index import catalog
-
-    assert context.CATALOG_SCHEMA == catalog.SCHEMA_VERSION
-    assert context._SEP == catalog._SEP
-
-
 def test_the_catalog_shortcut_picks_what_a_full_scan_picks(store_path: Path) -> None:
     """build() asks SQLite for candidates only; render() over every record must agree, with
     the index current and behind HEAD."""

@@ -15,8 +15,8 @@ from conftest import git
 from tinymodel import build_tiny_model
 
 from gitmem.api import Store
-from gitmem.index.catalog import Filter
-from gitmem.index.index import ModelRef
+from gitmem.index.entries import Filter
+from gitmem.index.model import ModelRef
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
 from gitmem.index.vectors import VectorFile
 
@@ -190,7 +190,7 @@ def test_two_processes_updating_at_once_both_succeed(
         "import sys, json\n"
         "from pathlib import Path\n"
         "from gitmem.api import Store\n"
-        "from gitmem.index.index import ModelRef\n"
+        "from gitmem.index.model import ModelRef\n"
         "p = Path(sys.argv[2])\n"
         "s = Store.open(Path(sys.argv[1]))\n"
         "s.use_model(ModelRef.from_folder('tiny', p))\n"
@@ -402,10 +402,11 @@ def test_a_killed_rebuilds_directory_is_removed_by_the_next_catch_up(
         "import os, signal, sys\n"
         "from pathlib import Path\n"
         "from gitmem.api import Store\n"
-        "from gitmem.index.index import Index, ModelRef\n"
+        "from gitmem.index.catchup import CatchUp\n"
+        "from gitmem.index.model import ModelRef\n"
         "def die(self, *args):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "Index._fill = die\n"
+        "CatchUp._fill = die\n"
         "store = Store.open(Path(sys.argv[1]))\n"
         "store.use_model(ModelRef.from_folder('tiny', Path(sys.argv[2])))\n"
         "store.rebuild()\n"

@@ -24,9 +24,9 @@ from conftest import git
 from tinymodel import build_tiny_model
 
 import gitmem.index.build as indexbuild
-import gitmem.index.index as index_module
+import gitmem.index.catchup as catchup
 from gitmem.api import Store
-from gitmem.index.index import ModelRef
+from gitmem.index.model import ModelRef
 from gitmem.store.validate import validate_files
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -68,7 +68,7 @@ def varied(store_path: Path, model_dir: Path) -> Store:
 
 def build(store: Store, monkeypatch: pytest.MonkeyPatch, *, parallel: bool) -> dict[str, Any]:
     """Rebuild from scratch and return everything the index holds, as comparable values."""
-    monkeypatch.setattr(index_module, "_BATCH", 4)
+    monkeypatch.setattr(catchup, "_BATCH", 4)
     monkeypatch.setattr(indexbuild, "_workers", lambda records: 2 if parallel else 0)
     index = store._opened_index()
     index.notices.clear()
@@ -198,10 +198,10 @@ def test_a_script_without_a_main_guard_can_rebuild(store_path: Path, model_dir: 
         textwrap.dedent(
             f"""
             from pathlib import Path
-            import gitmem.index.index, gitmem.index.build
+            import gitmem.index.catchup, gitmem.index.build
             from gitmem.api import Store
-            from gitmem.index.index import ModelRef
-            gitmem.index.index._BATCH = 3
+            from gitmem.index.model import ModelRef
+            gitmem.index.catchup._BATCH = 3
             gitmem.index.build.PARALLEL_MIN = 1
             store = Store.open(Path({str(store_path)!r}))
             store.use_model(ModelRef.from_folder("tiny", Path({str(model_dir)!r})))

@@ -13,7 +13,8 @@ from test_rowfacts import catalog_of, edited  # noqa: F401
 
 from gitmem.api import Store
 from gitmem.index import textindex
-from gitmem.index.catalog import Catalog, CatalogCorrupt, Filter
+from gitmem.index.catalog import Catalog, CatalogCorrupt
+from gitmem.index.entries import Filter
 from gitmem.index.index import Index
 from gitmem.index.textindex import TextIndex
 

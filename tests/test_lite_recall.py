@@ -20,7 +20,7 @@ from test_rowfacts import edited  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
 from gitmem.index import literank
-from gitmem.index.catalog import Filter
+from gitmem.index.entries import Filter
 
 pytestmark = pytest.mark.skipif(
     not literank.available(), reason="numpy's bundled OpenBLAS is not on this machine"
@@ -38,7 +38,7 @@ def test_the_semantic_half_without_numpy_answers_as_with_it(
     index.ensure_current()
     flt = Filter(include_superseded=include_superseded)
     for query in QUERIES:
-        lite = index._semantic_without_numpy(query, n, flt)
+        lite = index._semantic_half().without_numpy(query, n, flt)
         assert lite is not None, query
         assert lite == index.semantic(query, n, flt)  # numpy is loaded here: its path
 
@@ -54,7 +54,7 @@ def test_without_row_facts_the_numpy_path_answers(edited: Store) -> None:  # noq
     fresh.use_model(edited.model())
     other = fresh.index()
     other.ensure_current()
-    assert other._semantic_without_numpy("webhook retry", 3, Filter()) is None
+    assert other._semantic_half().without_numpy("webhook retry", 3, Filter()) is None
 
 
 CHILD = """

@@ -1,4 +1,4 @@
-"""A query's vector without numpy (embedding.query_encoder) and with it (Embedder.encode_query):
+"""A query's vector without numpy (queryvec.query_encoder) and with it (Embedder.encode_query):
 the same bits, and the same vector as `encode` within 1e-6."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tinymodel import build_tiny_model
 
-from gitmem.index import embedding
-from gitmem.index.embedding import QueryEncoder, fingerprint, load, query_encoder
+from gitmem.index import embedding, queryvec
+from gitmem.index.embedding import load
+from gitmem.index.modelfiles import fingerprint
+from gitmem.index.queryvec import QueryEncoder, query_encoder
 
 DISTILLED = Path(__file__).resolve().parents[1] / "benchmarks/.models/minilm-distilled-256"
 
@@ -68,7 +70,7 @@ def _assert_same(encoder: QueryEncoder, model: embedding.Embedder, text: str) ->
     assert isinstance(vector, array) and vector.typecode == "f"
     assert vector == model.encode_query(text)  # bit for bit
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embedding, "_numpy_loaded", lambda: False)
+        patch.setattr(queryvec, "_numpy_loaded", lambda: False)
         without = encoder.encode_query(text)
     assert without.tobytes() == vector.tobytes()
     np.testing.assert_allclose(np.array(vector), model.encode([text])[0], rtol=0, atol=1e-6)
@@ -122,10 +124,10 @@ def test_unit_mean_is_the_float32_mean_scaled() -> None:
     rows = [[1.0, 2.0, 2.0], [0.1, 0.2, 0.3]]
     mean = np.array(rows, np.float32).mean(axis=0, dtype=np.float32)
     expected = mean / np.sqrt(np.sum(mean.astype(np.float64) ** 2))
-    got = embedding._unit_mean(rows, 3)
+    got = queryvec.unit_mean(rows, 3)
     np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-7)
-    assert embedding._unit_mean([], 3) == array("f", [0, 0, 0])
-    assert embedding._unit_mean([[0.0, 0.0]], 2) == array("f", [0, 0])
+    assert queryvec.unit_mean([], 3) == array("f", [0, 0, 0])
+    assert queryvec.unit_mean([[0.0, 0.0]], 2) == array("f", [0, 0])
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,8 +149,8 @@ def test_unit_mean_is_the_float32_mean_scaled() -> None:
 def test_the_numpy_arithmetic_is_the_standard_librarys(half: bool, rows: list[list[float]]) -> None:
     """Bit for bit, on rows from either matrix type, subnormals, zeros and extremes."""
     matrix = np.array(rows, dtype=np.float16 if half else np.float32).reshape(len(rows), 5)
-    expected = embedding._unit_mean((row.tolist() for row in matrix), 5, half=half)
-    assert embedding._unit_mean_numpy(matrix, half=half).tobytes() == expected.tobytes()
+    expected = queryvec.unit_mean((row.tolist() for row in matrix), 5, half=half)
+    assert embedding.unit_mean_numpy(matrix, half=half).tobytes() == expected.tobytes()
 
 
 def test_other_layouts_fall_back_to_encode(models: dict[str, Path]) -> None:
@@ -206,7 +208,7 @@ def test_a_folder_it_cannot_read_exactly_gives_none(
 
 def test_a_query_imports_no_numpy(models: dict[str, Path]) -> None:
     code = (
-        "import sys; from pathlib import Path; from gitmem.index.embedding import query_encoder\n"
+        "import sys; from pathlib import Path; from gitmem.index.queryvec import query_encoder\n"
         f"v = query_encoder(Path({str(models['float16'])!r})).encode_query('x fix the bug')\n"
         "heavy = ('numpy', 'tokenizers', 'model2vec', 'safetensors')\n"
         "print(len(v), sorted(m for m in sys.modules if m.split('.')[0] in heavy))"

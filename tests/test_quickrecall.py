@@ -18,7 +18,7 @@ from conftest import Result, git
 from tinymodel import build_tiny_model
 
 from gitmem.cli import quickrecall
-from gitmem.index import embedding, literank
+from gitmem.index import embedding, literank, modelfiles
 from gitmem.index.stamp import catalog_stamp
 from gitmem.store.store import Store
 
@@ -264,7 +264,7 @@ def test_loads_neither_pygit2_nor_typer_nor_rich_nor_numpy(searchable: Path) -> 
     answered, modules = json.loads(done.stderr.strip().splitlines()[-1])
     assert answered == 0 and "No Friday" in done.stdout
     heavy = {"pygit2", "typer", "click", "rich", "yaml", "multiprocessing", "gitmem.store.store"}
-    heavy.add("tokenizers")  # an ASCII query is tokenized by gitmem.index.lazytokenizer
+    heavy.add("tokenizers")  # an ASCII query is tokenized by gitmem.index.tokenizer
     if literank.available():  # numpy's OpenBLAS ranks the rows through ctypes
         heavy.add("numpy")
     assert [m for m in modules if m in heavy or m.split(".")[0] in heavy] == []
@@ -369,10 +369,10 @@ def test_openblas_thread_timeout_changes_no_score() -> None:
 
 
 def test_the_index_reads_records_where_the_store_keeps_them() -> None:
-    from gitmem.index import index
+    from gitmem.index import catchup
     from gitmem.store import reader
 
-    assert index.RECORDS_DIR == reader.RECORDS_DIR
+    assert catchup.RECORDS_DIR == reader.RECORDS_DIR
 
 
 def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(
@@ -381,14 +381,14 @@ def test_loading_a_model_reuses_its_fingerprint_until_a_file_changes(
     folder = tmp_path / "copy"
     build_tiny_model(folder)
     hashed: list[Path] = []
-    real = embedding._hash_model
+    real = modelfiles._hash_model
 
     def counting(where: Path, layout: object) -> str:
         hashed.append(where)
         return real(where, layout)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(embedding, "_hash_model", counting)
-    stamp = embedding.fingerprint(folder)
+    monkeypatch.setattr(modelfiles, "_hash_model", counting)
+    stamp = modelfiles.fingerprint(folder)
     loaded = embedding.load(str(folder))
     assert loaded is not None and loaded.info.fingerprint == stamp and len(hashed) == 1
     config = folder / "config.json"

@@ -14,7 +14,7 @@ from test_index import fill
 
 from gitmem.api import Store
 from gitmem.errors import UsageError
-from gitmem.index.catalog import Filter
+from gitmem.index.entries import Filter
 
 
 @pytest.fixture

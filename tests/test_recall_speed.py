@@ -23,7 +23,8 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.index import blas
-from gitmem.index.catalog import Catalog, Entry, Filter
+from gitmem.index.catalog import Catalog
+from gitmem.index.entries import Entry, Filter
 from gitmem.index.index import Index
 from gitmem.index.vectors import VectorFile, normalise, query_row, top_rows
 from gitmem.recall.recall import Options, recall

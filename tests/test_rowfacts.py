@@ -12,8 +12,10 @@ import pytest
 from test_index import QUERIES, answers, fill, reopened, tiny, tiny_model_dir  # noqa: F401
 
 from gitmem.api import Store
-from gitmem.index.catalog import Catalog, Filter, RowFacts
-from gitmem.index.index import Index
+from gitmem.index.catalog import Catalog
+from gitmem.index.entries import Filter
+from gitmem.index.rowfacts import RowFacts
+from gitmem.index.semantic import SemanticHalf
 
 
 @pytest.fixture
@@ -111,7 +113,7 @@ def semantic_both_ways(
             patch.setattr(Catalog, name, refuse)
         fast = [index.semantic(q, n, flt) for q in QUERIES]
     with monkeypatch.context() as patch:
-        patch.setattr(Index, "_row_arrays", lambda self: None)  # as without row facts
+        patch.setattr(SemanticHalf, "_row_arrays", lambda self: None)  # as without row facts
         plain = [index.semantic(q, n, flt) for q in QUERIES]
     return fast, plain
 

@@ -11,8 +11,8 @@ import tinyvocab
 from model2vec import StaticModel
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from gitmem.index.embedding import ModelInfo
-from gitmem.index.embedding import _save as save
+from gitmem.index.modelbuild import save
+from gitmem.index.modelfiles import ModelInfo
 
 __all__ = ["build_tiny_model"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.agents.project import TAG_PREFIX, project_tag
-from gitmem.index.stamp import CATALOG, readonly_uri
+from gitmem.index.stamp import CATALOG, TAG_SEP, connect
 from gitmem.store.gitfiles import blobs, changed_paths, head_commit
 
 if TYPE_CHECKING:
@@ -41,10 +41,6 @@ HALF_LIFE_DAYS = 90.0  # importance halves its recency share every quarter
 LINE_MAX = 320  # bytes of one line, so one long abstract cannot eat the budget
 OVERLAY_MAX = 2000  # changed paths the block reads from git before giving up on them
 WALK_MAX = 100  # commits read when there is no catalog
-# What this module knows of gitmem.index.catalog's tables, without importing it (it pulls in the
-# record format and PyYAML); a test keeps the two in step.
-CATALOG_SCHEMA = "1"
-_SEP = "\x1f"  # how the catalog joins a record's tags
 _HOW = (
     "Each line is [record id] (type) title — abstract. Open one with `gitmem read ID` "
     "(MCP: read); record what you learn with `gitmem record` (MCP: record).\n"
@@ -155,23 +151,9 @@ def _changes(store: Store, stamp: str) -> dict[str, Item | None] | None:
     return out
 
 
-def _connect(path: Path) -> sqlite3.Connection | None:
-    if not path.is_file():
-        return None
-    try:
-        db = sqlite3.connect(readonly_uri(path), uri=True)
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    except sqlite3.Error:
-        return None
-    if row is None or row[0] != CATALOG_SCHEMA:
-        db.close()
-        return None
-    return db
-
-
 def _stamp(path: Path) -> str | None:
     """The commit the catalog was built from; None when it is missing or unusable."""
-    db = _connect(path)
+    db = connect(path)
     if db is None:
         return None
     try:
@@ -191,16 +173,18 @@ def _candidates(path: Path, tag: str, now: float, budget: int, skip: set[str]) -
     newest writes, and the most important records, each section ranked by SQLite with the same
     key `render` uses (at 10k records, building all of them in Python costs several times as
     much). `skip`: ids the caller knows better (changed since the catalog's commit)."""
-    db = _connect(path)
+    db = connect(path)
     if db is None:
         return None
-    sep_session = f"{_SEP}{SESSION_TAG}{_SEP}"
-    mine = f"{_SEP}{tag}{_SEP}" if tag else _SEP * 2  # two separators never occur: no match
+    sep_session = f"{TAG_SEP}{SESSION_TAG}{TAG_SEP}"
+    mine = (
+        f"{TAG_SEP}{tag}{TAG_SEP}" if tag else TAG_SEP * 2
+    )  # two separators never occur: no match
     where = ["status != 'superseded'"]
     args: list[object] = []
     if tag:
         where.append("(instr(tags, ?) > 0 OR instr(tags, ?) = 0)")
-        args += [f"{_SEP}{tag}{_SEP}", f"{_SEP}{TAG_PREFIX}"]
+        args += [f"{TAG_SEP}{tag}{TAG_SEP}", f"{TAG_SEP}{TAG_PREFIX}"]
     if skip:
         where.append(f"id NOT IN ({','.join('?' * len(skip))})")
         args += sorted(skip)
@@ -237,7 +221,13 @@ def _row_item(
     rid: str, type_: str, title: str, abstract: str, tags: str, updated: int, weight: float
 ) -> Item:
     return Item(
-        rid, type_, title, abstract, tuple(tags[1:-1].split(_SEP)) if tags else (), updated, weight
+        rid,
+        type_,
+        title,
+        abstract,
+        tuple(tags[1:-1].split(TAG_SEP)) if tags else (),
+        updated,
+        weight,
     )
 
 

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.cli.argsplit import split
 from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
-from gitmem.index import embedding
+from gitmem.index import modelfiles
 from gitmem.index.stamp import catalog_stamp
 from gitmem.store.gitfiles import head_commit
 from gitmem.store.location import is_store, model_cache, store_path
 
 if TYPE_CHECKING:
-    from gitmem.index.index import Index, ModelRef, Progress
+    from gitmem.index.index import Index, Progress
+    from gitmem.index.model import ModelRef
     from gitmem.recall.recall import Result
     from gitmem.store.git import GitRepo
 
@@ -162,10 +163,10 @@ def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:
     if spec.strip().lower() == "none":
         return None
     local = root / spec
-    folder = embedding.locate(str(local) if local.is_dir() else spec, model_cache(env))
+    folder = modelfiles.locate(str(local) if local.is_dir() else spec, model_cache(env))
     if folder is None:
         raise _Declined
-    from gitmem.index.index import ModelRef
+    from gitmem.index.model import ModelRef
 
     return ModelRef.from_folder(spec, folder)
 

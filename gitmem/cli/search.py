@@ -173,9 +173,9 @@ def model_build(
     dims: Annotated[int, typer.Option("--dims", min=8, max=4096)] = 256,
 ) -> None:
     """Distil a static model from a local sentence-transformers model (no network)."""
-    from gitmem.index import embedding
+    from gitmem.index import modelbuild
 
-    info = embedding.distill(source, out, dims=dims)
+    info = modelbuild.distill(source, out, dims=dims)
     display.say(f"built {info.name}: {info.dim} dimensions at {info.path}")
     display.say(f'use it with index.model = "{info.path}" in the store\'s config.toml')
 

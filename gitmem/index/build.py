@@ -23,6 +23,7 @@ import io
 import math
 import os
 import pickle
+import re
 import select
 import signal
 import subprocess
@@ -43,7 +44,16 @@ from gitmem.store.recordfile import parse
 if TYPE_CHECKING:
     from gitmem.index.embedding import Embedder
 
-__all__ = ["IndexDoc", "Prepared", "embed", "prepare", "prepared", "read_docs", "text_doc"]
+__all__ = [
+    "IndexDoc",
+    "Prepared",
+    "chunks",
+    "embed",
+    "prepare",
+    "prepared",
+    "read_docs",
+    "text_doc",
+]
 
 Files = Sequence[tuple[str, str]]  # (path, blob id)
 PARALLEL_MIN = 5000  # records from which a full build uses worker processes
@@ -100,10 +110,31 @@ def read_docs(repo: GitRepo, files: Files, notices: list[str]) -> list[IndexDoc]
     return docs
 
 
+def chunks(text: str, *, max_words: int = 200, overlap: int = 40) -> list[str]:
+    """Split a long text into overlapping windows of at most ``max_words`` words, so one long
+    record is not averaged into mush. Each window is a slice of the original text (layout
+    kept); a text of ``max_words`` words or fewer comes back whole, as ``[text]``."""
+    if max_words < 1 or not 0 <= overlap < max_words:
+        raise ValueError(
+            f"chunks: need max_words >= 1 and 0 <= overlap < max_words, got "
+            f"max_words={max_words}, overlap={overlap}"
+        )
+    if len(text.split()) <= max_words:  # most records; str.split and \S+ agree on spaces
+        return [text]
+    spans = [m.span() for m in re.finditer(r"\S+", text)]
+    out: list[str] = []
+    start = 0
+    while True:
+        end = min(start + max_words, len(spans))
+        out.append(text[spans[start][0] : spans[end - 1][1]])
+        if end == len(spans):
+            return out
+        start += max_words - overlap
+
+
 def embed(embedder: Embedder, docs: Sequence[IndexDoc]) -> tuple[Any, tuple[int, ...]]:
     """Unit vectors of every chunk of every record (a record's rows contiguous), and how many
     rows each record has."""
-    from gitmem.index.embedding import chunks
     from gitmem.index.vectors import normalise
 
     texts: list[str] = []
@@ -345,9 +376,9 @@ def serve() -> None:
 
 
 def _load_model(folder: str) -> Embedder:
-    from gitmem.index import embedding
+    from gitmem.index import embedding, modelfiles
 
     model = embedding.load(folder, offline=True)
     if model is None:
-        raise embedding.ModelUnavailable(f"no embedding model at {folder}")
+        raise modelfiles.ModelUnavailable(f"no embedding model at {folder}")
     return model

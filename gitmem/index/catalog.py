@@ -4,47 +4,29 @@ vector rows belong to it, and which commit and model the whole index was built f
 SQLite (the standard library's) in WAL mode: a reader sees one committed state while an
 updater writes the next, and the commit stamp moves in the same transaction as the rows.
 
-Beside the tables, the row facts (`RowFacts`): what the semantic half needs of every vector
-row — its record's key and id, when the record was updated, its weight, whether it is
-superseded — as packed arrays in one table, rewritten by every write transaction with the rows
-they describe. The semantic half ranks 100k rows and then needs these facts for its best few
-hundred: as arrays they cost a look-up in memory, not a query per record (~5 ms of a recall at
-100k; the ids alone, asked by key, were ~1.2 ms of it).
+Beside the tables, the row facts (gitmem.index.rowfacts) in one table, rewritten by every write
+transaction with the rows they describe.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from itertools import accumulate
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from gitmem.index.entries import SUPERSEDED, Entry, Filter, entry_from_row, entry_row
+from gitmem.index.rowfacts import RowFacts, StoredFacts
+from gitmem.index.stamp import CATALOG_SCHEMA
 from gitmem.store.record import Record
 
 __all__ = [
-    "SCHEMA_VERSION",
     "VECTORS",
     "Catalog",
     "CatalogCorrupt",
-    "Entry",
-    "Filter",
-    "RowFacts",
-    "StoredFacts",
-    "entry_from_row",
-    "entry_row",
 ]
 
-SCHEMA_VERSION = "1"
-_SEP = "\x1f"
-_GONE = "superseded"  # the status Filter leaves out unless asked (see RowFacts)
 _STAMP = "stamp"  # the row_facts part that says what they were written for (Catalog._stamp)
 VECTORS = "vectors.f32"  # the vector file's name until a compaction names another
-_FACT_TYPES = {"key": "q", "updated": "q", "weight": "d", "superseded": "b"}  # array typecodes
-# The ids: each row's record id (UTF-8), one after another in one part, and where each ends.
-_ID_TEXT, _ID_ENDS = "ids", "id_ends"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,222 +47,6 @@ class CatalogCorrupt(Exception):
     """The catalog file is unreadable or from another schema version."""
 
 
-class Entry(NamedTuple):
-    """A record as the catalog knows it (a tuple: recall builds thousands per second)."""
-
-    id: str
-    path: str
-    blob: str
-    type: str
-    title: str
-    abstract: str
-    tags: tuple[str, ...]
-    agent: str
-    scope: str
-    status: str
-    created: int  # Unix seconds, UTC
-    updated: int
-    weight: float
-
-
-@dataclass(frozen=True)
-class Filter:
-    """Which records a recall may return. Empty fields do not filter."""
-
-    types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()  # every one of them
-    agent: str = ""
-    scope: str = ""
-    since: int | None = None  # created at or after (Unix seconds)
-    until: int | None = None  # created at or before
-    include_superseded: bool = False
-    exclude: frozenset[str] = frozenset()  # ids never to return
-
-    def sql(self) -> tuple[str, list[object]]:
-        clauses: list[str] = []
-        args: list[object] = []
-        if self.types:
-            clauses.append(f"type IN ({','.join('?' * len(self.types))})")
-            args.extend(self.types)
-        for tag in self.tags:
-            clauses.append("instr(tags, ?) > 0")
-            args.append(f"{_SEP}{tag}{_SEP}")
-        if self.agent:
-            clauses.append("agent = ?")
-            args.append(self.agent)
-        if self.scope:
-            clauses.append("scope = ?")
-            args.append(self.scope)
-        if self.since is not None:
-            clauses.append("created >= ?")
-            args.append(self.since)
-        if self.until is not None:
-            clauses.append("created <= ?")
-            args.append(self.until)
-        if not self.include_superseded:
-            clauses.append("status != 'superseded'")
-        if self.exclude:
-            clauses.append(f"id NOT IN ({','.join('?' * len(self.exclude))})")
-            args.extend(sorted(self.exclude))
-        return (" AND ".join(clauses) or "1"), args
-
-    def admits(self, entry: Entry) -> bool:
-        """The same test as `sql`, on an entry already fetched."""
-        return not (
-            entry.id in self.exclude
-            or (not self.include_superseded and entry.status == _GONE)
-            or (self.types and entry.type not in self.types)
-            or (self.tags and not set(self.tags) <= set(entry.tags))
-            or (self.agent and entry.agent != self.agent)
-            or (self.scope and entry.scope != self.scope)
-            or (self.since is not None and entry.created < self.since)
-            or (self.until is not None and entry.created > self.until)
-        )
-
-    @property
-    def status_only(self) -> bool:
-        """Whether it asks nothing but the status, which the row facts know (RowFacts)."""
-        return self == Filter(include_superseded=self.include_superseded)
-
-    @property
-    def narrow(self) -> bool:
-        """Whether it can exclude more than superseded records."""
-        return bool(
-            self.types
-            or self.tags
-            or self.agent
-            or self.scope
-            or self.since is not None
-            or self.until is not None
-            or self.exclude
-        )
-
-
-class RowFacts:
-    """Facts of each vector row, by row number: `key` is the rowid of the row's record in the
-    records table (-1: a dead row, whose record changed or left), `updated` and `weight` are
-    the record's, `superseded` is 1 for a superseded record (what `Filter.admits` leaves out by
-    default), and `id_of(row)` is the record's id ("" for a dead row). Stdlib arrays here;
-    gitmem.index.vectors reads the same bytes with numpy. The ids stay one block of bytes until a
-    writer changes a row: a reader asks a few hundred of 100k, and splitting them all would
-    cost more than the look-ups it saves."""
-
-    def __init__(self, parts: dict[str, array[Any]] | None = None) -> None:
-        self.parts = parts or {name: array(code) for name, code in _FACT_TYPES.items()}
-        self._ids: list[str] | None = None if parts else []  # a writer's, once it changes one
-        self._id_text = b""
-        self._id_ends = array("q")
-
-    @classmethod
-    def from_bytes(cls, data: dict[str, bytes]) -> RowFacts | None:
-        """The facts `data` holds, or None when a part is missing or the parts disagree."""
-        if set(data) != {*_FACT_TYPES, _ID_TEXT, _ID_ENDS}:
-            return None
-        parts = {}
-        for name, code in {**_FACT_TYPES, _ID_ENDS: "q"}.items():
-            part = array(code)
-            if len(data[name]) % part.itemsize:
-                return None
-            part.frombytes(data[name])
-            parts[name] = part
-        ends = parts.pop(_ID_ENDS)
-        if len({len(part) for part in parts.values()} | {len(ends)}) != 1:
-            return None
-        if (ends[-1] if ends else 0) != len(data[_ID_TEXT]) or (len(ends) and ends[0] < 0):
-            return None
-        facts = cls(parts)
-        facts._id_text, facts._id_ends = data[_ID_TEXT], ends
-        return facts
-
-    def to_bytes(self) -> dict[str, bytes]:
-        text, ends = self._id_text, self._id_ends
-        if self._ids is not None:
-            encoded = [rid.encode() for rid in self._ids]
-            text, ends = b"".join(encoded), array("q", accumulate(map(len, encoded)))
-        return {
-            **{name: part.tobytes() for name, part in self.parts.items()},
-            _ID_TEXT: text,
-            _ID_ENDS: ends.tobytes(),
-        }
-
-    def __len__(self) -> int:
-        return len(self.parts["key"])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RowFacts):
-            return NotImplemented
-        return self.parts == other.parts and self.ids() == other.ids()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def id_of(self, row: int) -> str:
-        """The id of the record row `row` belongs to ("" for a dead row)."""
-        return self.ids_of([row])[0]
-
-    def ids_of(self, rows: Iterable[int]) -> list[str]:
-        """The ids of the records `rows` belong to, in their order."""
-        if self._ids is not None:
-            ids = self._ids
-            return [ids[row] for row in rows]
-        text, ends = self._id_text, self._id_ends
-        return [text[ends[row - 1] if row else 0 : ends[row]].decode() for row in rows]
-
-    def ids(self) -> list[str]:
-        """Every row's record id, by row (a writer's list: changing a row changes it)."""
-        if self._ids is None:
-            text, ends = self._id_text, self._id_ends
-            self._ids = [
-                text[start:end].decode() for start, end in zip([0, *ends], ends, strict=False)
-            ]
-        return self._ids
-
-    def put(
-        self, row: int, key: int, updated: int, weight: float, superseded: bool, rid: str
-    ) -> None:
-        ids = self.ids()
-        short = row + 1 - len(self)
-        if short > 0:  # rows past the end: dead until set
-            for name, part in self.parts.items():
-                part.extend([-1 if name == "key" else 0] * short)
-            ids.extend([""] * short)
-        parts = self.parts
-        parts["key"][row] = key
-        parts["updated"][row] = updated
-        parts["weight"][row] = weight
-        parts["superseded"][row] = int(superseded)
-        ids[row] = rid
-
-    def kill(self, row: int) -> None:
-        """Mark a row dead (its facts as a row never set: one form for equal facts)."""
-        if row < len(self):
-            self.put(row, -1, 0, 0.0, False, "")
-
-    def renumbered(self, mapping: dict[int, int]) -> RowFacts:
-        """The facts after compaction moved row `old` to `mapping[old]` (others are dead)."""
-        fresh = RowFacts()
-        parts = self.parts
-        for old, new in sorted(mapping.items(), key=lambda pair: pair[1]):
-            if old < len(self):
-                fresh.put(
-                    new,
-                    parts["key"][old],
-                    parts["updated"][old],
-                    parts["weight"][old],
-                    bool(parts["superseded"][old]),
-                    self.id_of(old),
-                )
-        return fresh
-
-
-class StoredFacts(NamedTuple):
-    """Row facts as a reader finds them: for the vector file `vectors` (a name in the index
-    directory), whose first `rows` rows the catalog knows."""
-
-    facts: RowFacts
-    vectors: str
-    rows: int
-
-
 class Catalog:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         if not create and not path.exists():
@@ -291,8 +57,8 @@ class Catalog:
             self._db.execute("PRAGMA synchronous=NORMAL")
             if create:
                 self._db.executescript(_TABLES)
-                self.set_meta({"schema": SCHEMA_VERSION})
-            elif self.meta("schema") != SCHEMA_VERSION:
+                self.set_meta({"schema": CATALOG_SCHEMA})
+            elif self.meta("schema") != CATALOG_SCHEMA:
                 raise CatalogCorrupt(f"{path} has schema {self.meta('schema')!r}")
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(f"{path}: {exc}") from exc
@@ -373,7 +139,12 @@ class Catalog:
                 updated = int(record.updated.timestamp())
                 for row in rows:
                     facts.put(
-                        row, first + n, updated, record.weight, record.status == _GONE, record.id
+                        row,
+                        first + n,
+                        updated,
+                        record.weight,
+                        record.status == SUPERSEDED,
+                        record.id,
                     )
             # Never below what reserve_keys gave out.
             self.set_meta({**meta, "next_key": str(max(first + len(add), reserved))})
@@ -415,7 +186,7 @@ class Catalog:
         """What row facts are written for: the commit and the vector file as the catalog
         names them in the same transaction. An older gitmem writing to this catalog moves
         one or the other without rewriting the facts, which are then not trusted."""
-        return f"{self.meta('commit') or ''}{_SEP}{self.meta('vectors') or VECTORS}"
+        return f"{self.meta('commit') or ''}\x1f{self.meta('vectors') or VECTORS}"
 
     def _stored_facts(self) -> RowFacts | None:
         try:
@@ -441,7 +212,7 @@ class Catalog:
             " records.id FROM chunks JOIN records ON records.id = chunks.id ORDER BY chunks.row"
         )
         for row, key, updated, weight, status, rid in self._db.execute(query):
-            facts.put(row, key, updated, weight, status == _GONE, rid)
+            facts.put(row, key, updated, weight, status == SUPERSEDED, rid)
         top = self._db.execute("SELECT max(row) FROM chunks").fetchone()[0]
         if top is not None and len(facts) <= top:
             facts.put(top, -1, 0, 0.0, False, "")
@@ -548,26 +319,3 @@ class Catalog:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-
-
-def entry_row(record: Record, path: str, blob: str) -> tuple[object, ...]:
-    return (
-        record.id,
-        path,
-        blob,
-        record.type,
-        record.title,
-        record.abstract,
-        _SEP + _SEP.join(record.tags) + _SEP if record.tags else "",
-        record.agent,
-        record.scope,
-        record.status,
-        int(record.created.timestamp()),
-        int(record.updated.timestamp()),
-        record.weight,
-    )
-
-
-def entry_from_row(row: tuple[Any, ...]) -> Entry:
-    tags = row[6]
-    return Entry._make((*row[:6], tuple(tags[1:-1].split(_SEP)) if tags else (), *row[7:]))

@@ -165,7 +165,7 @@ def hidden_rows(
     key: array[int], superseded: array[int], rows: int, include_superseded: bool
 ) -> list[int]:
     """The rows of the first `rows` to hide, ascending, from the catalog's row facts
-    (gitmem.index.catalog.RowFacts: `key` int64, -1 for a dead row; `superseded` int8, 1 for a
+    (gitmem.index.rowfacts.RowFacts: `key` int64, -1 for a dead row; `superseded` int8, 1 for a
     superseded record's): dead rows always, superseded ones unless they are included. As
     vectors.RowArrays' `dead` and `hidden` masks, found by passes in C over the bytes: <1 ms
     at 100k rows with few to hide."""

@@ -1,5 +1,8 @@
-"""The search index's stamp (the commit its catalog mirrors), read with the standard library
-only (a light module: docs/architecture.md)."""
+"""The search index's catalog as readers outside the index see it, with the standard library
+only (a light module: docs/architecture.md): where it is, its schema version, how it joins a
+record's tags, and the commit it mirrors. gitmem.index.catalog writes the catalog by these
+facts; SessionStart's ranking query (gitmem.agents.context) and the fast recall path read it
+through them without importing the catalog's module (it pulls in the record format)."""
 
 from __future__ import annotations
 
@@ -7,11 +10,14 @@ from __future__ import annotations
 # honours the name.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
 
-__all__ = ["CATALOG", "catalog_stamp", "readonly_uri"]
+__all__ = ["CATALOG", "CATALOG_SCHEMA", "TAG_SEP", "catalog_stamp", "connect", "readonly_uri"]
 
 CATALOG = ".gitmem/index/catalog.sqlite"  # under the store's root
+CATALOG_SCHEMA = "1"  # what the catalog's meta says under "schema"; another is rebuilt
+TAG_SEP = "\x1f"  # joins a record's tags in the catalog, and starts and ends them
 
 
 def readonly_uri(path: Path) -> str:
@@ -19,6 +25,24 @@ def readonly_uri(path: Path) -> str:
     "%": a store at `notes#2` would otherwise open (and create) `notes`, read-write."""
     quoted = str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     return f"file:{quoted}?mode=ro"
+
+
+def connect(path: Path) -> sqlite3.Connection | None:
+    """The catalog at `path` opened read-only, or None when it is missing, unreadable or of
+    another schema version."""
+    import sqlite3
+
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(readonly_uri(path), uri=True)
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None or row[0] != CATALOG_SCHEMA:
+        db.close()
+        return None
+    return db
 
 
 def catalog_stamp(root: Path) -> str | None:

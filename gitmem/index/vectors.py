@@ -99,8 +99,8 @@ def top_rows(
 
 
 class RowArrays:
-    """The catalog's row facts (gitmem.index.catalog.RowFacts: packed arrays of what each vector row
-    is) read as numpy arrays without a copy, for the first `rows` rows, and `ids_of` their
+    """The catalog's row facts (gitmem.index.rowfacts.RowFacts: packed arrays of what each vector
+    row is) read as numpy arrays without a copy, for the first `rows` rows, and `ids_of` their
     record ids; None from `of` when the facts do not cover them (then the caller asks the
     catalog row by row)."""
 

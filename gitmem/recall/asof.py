@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
-from gitmem.index.catalog import Entry, Filter
+from gitmem.index.entries import Entry, Filter
 from gitmem.recall.recall import Options, Result, Source, recall
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
@@ -25,7 +25,7 @@ from gitmem.store.record import Record, format_time
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
-    from gitmem.index.index import ModelRef
+    from gitmem.index.model import ModelRef
     from gitmem.store.history import Version
     from gitmem.store.store import Store
 

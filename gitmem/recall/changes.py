@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from gitmem.errors import UsageError
-from gitmem.index.catalog import Entry
+from gitmem.index.entries import Entry
 from gitmem.recall.asof import Moment, TimeTravel, View
 from gitmem.store.record import format_time
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gitmem.errors import UsageError
-from gitmem.index.catalog import Filter
+from gitmem.index.entries import Filter
 from gitmem.recall.recall import DEFAULTS, Options, Result
 from gitmem.recall.timeparse import end_of_day, parse_duration, parse_moment
 from gitmem.store.record import SCOPES, format_time

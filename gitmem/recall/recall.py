@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from gitmem.index.catalog import Entry, Filter
-from gitmem.index.index import ModelRef
+from gitmem.index.entries import Entry, Filter
+from gitmem.index.model import ModelRef
 
 __all__ = ["DEFAULTS", "Hit", "Options", "Result", "Source", "has_identifier", "recall"]
 

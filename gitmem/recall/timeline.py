@@ -39,8 +39,9 @@ from typing import Any
 
 from gitmem.errors import GitmemError, RecordInvalid
 from gitmem.index.build import IndexDoc
-from gitmem.index.catalog import Entry, entry_from_row, entry_row
-from gitmem.index.index import ModelRef, embed_docs
+from gitmem.index.catchup import embed_docs
+from gitmem.index.entries import Entry, entry_from_row, entry_row
+from gitmem.index.model import ModelRef
 from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
@@ -72,7 +73,7 @@ CREATE TABLE versions (
 CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
 CREATE INDEX rows_by_blob ON rows (blob);
 """
-# In the order of catalog.Entry.
+# In the order of entries.Entry.
 _ENTRY = (
     "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
 )

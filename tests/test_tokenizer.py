@@ -14,7 +14,8 @@ from tinymodel import build_tiny_model
 from tokenizers import Tokenizer
 
 from gitmem.index import embedding
-from gitmem.index.lazytokenizer import LazyTokenizer
+from gitmem.index.modelfiles import ModelUnavailable
+from gitmem.index.tokenizer import LazyTokenizer
 
 WORDS = ["retry", "webhook", "deliveries", "un", "##able", "postgres", "[UNK]", "[CLS]", "ß"]
 ASCII = string.ascii_letters + string.digits + string.punctuation + " \t\n\r\x00\x07\x7f"
@@ -148,7 +149,7 @@ def test_same_ids_for_other_wordpiece_settings(
     "[mask]" and "WEBHOOK" are split off too (the index build's word cache alike)."""
     import json
 
-    from gitmem.index.wordpiece import WordCache
+    from gitmem.index.tokenizer import WordCache
 
     config = json.loads(tokenizer_file.read_text())
     if "added" in change:
@@ -184,5 +185,5 @@ def test_a_tokenizer_file_only_the_real_one_rejects_is_reported_as_a_model_probl
     model = embedding.load(str(folder))
     assert model is not None
     model.encode(["retry the webhook"])  # plain ASCII: the stand-in's
-    with pytest.raises(embedding.ModelUnavailable, match=r"cannot read tokenizer\.json"):
+    with pytest.raises(ModelUnavailable, match=r"cannot read tokenizer\.json"):
         model.encode(["café au lait"])

@@ -1,0 +1,65 @@
+"""Building an embedding model: distil one from a sentence-transformers model and put it in
+place whole. The paths are checked before anything is installed or computed; the model is
+written beside its directory and moved in by rename, so a half-written model is never loaded.
+The libraries' part (transformers, model2vec) is gitmem.index.embedding's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+from gitmem.errors import GitmemError
+from gitmem.index.modelfiles import ModelInfo, ModelUnavailable, fingerprint
+
+__all__ = ["distill", "save"]
+
+
+class Saveable(Protocol):
+    """A model that writes itself into a folder (model2vec's StaticModel)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def save_pretrained(self, path: Path, model_name: str) -> None: ...
+
+
+def distill(source_dir: Path, out_dir: Path, *, dims: int = 256) -> ModelInfo:
+    """Distil a static model2vec model (``dims`` wide) from a local sentence-transformers
+    model directory, without network. Needs the optional extra ``gitmem[distill]``. The
+    paths are checked first: a wrong one is said before anything is installed or computed."""
+    if not (source_dir / "config.json").is_file():
+        raise ModelUnavailable(
+            f"cannot distil {source_dir}: no config.json there — point --from at the directory "
+            "of a sentence-transformers model (the one holding config.json and model.safetensors)"
+        )
+    _check_out(out_dir)
+    from gitmem.index import embedding  # the libraries load only once the paths are good
+
+    return save(embedding.distil_static(source_dir, dims), out_dir, name=out_dir.name)
+
+
+def _check_out(out_dir: Path) -> None:
+    """Refuse to replace anything: `out_dir` may be missing or an empty directory."""
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise GitmemError(f"{out_dir} already exists and is not empty — remove it or pick another")
+
+
+def save(model: Saveable, out_dir: Path, *, name: str) -> ModelInfo:
+    """Write the model beside ``out_dir`` and move it into place, so a half-written model is
+    never loaded. Refuses to replace a non-empty directory."""
+    _check_out(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = out_dir.parent / f".{out_dir.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        staging.mkdir()
+        model.save_pretrained(staging, model_name=name)
+        if out_dir.exists():
+            out_dir.rmdir()
+        staging.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ModelInfo(name, int(model.dim), str(out_dir.absolute()), fingerprint(out_dir))
