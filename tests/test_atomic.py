@@ -308,8 +308,8 @@ def _sync(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "gitmem-sync.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.sync.sync import _save_state
-    _save_state(Path(D), "a" * {BIG}, "b")
+    from gitmem.sync.state import save_state
+    save_state(Path(D), "a" * {BIG}, "b")
     """
     return tmp_path, "gitmem-sync.json", code
 
