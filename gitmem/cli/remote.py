@@ -1,6 +1,6 @@
 """CLI commands for sync: `gitmem remote`, `gitmem clone`, `gitmem sync`. See docs/sync.md.
 
-Commands register on the shared `app` of gitmem.cli.app, which imports this module at its end.
+Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 """
 
 import os
