@@ -102,9 +102,10 @@ FULL_CLI = "from gitmem import __main__ as m; m.QUICK_PATHS.pop('record'); m.mai
 
 def whole_process(root: Path, runs: int) -> dict[str, float]:
     """`gitmem record` as a process (the quick path), the full CLI forced for the same kind of
-    record, `python -c pass`, `import gitmem.cli.app` and the quick path's stages, alternated run
-    by run so that a busy machine weighs on all alike. Medians. Each runs the work tree
-    installed as a user installs gitmem, outside the repository."""
+    record, `python -c pass`, `import gitmem.cli.writes` (the app and the record command) and
+    the quick path's stages, alternated run by run so that a busy machine weighs on all alike.
+    Medians. Each runs the work tree installed as a user installs gitmem, outside the
+    repository."""
     root = root.resolve()  # the children run elsewhere
     python = installed_worktree()
     venv = str(python.parent.parent)
@@ -129,7 +130,7 @@ def whole_process(root: Path, runs: int) -> dict[str, float]:
             ("record_ms", [str(python), "-m", "gitmem", *record, f"CLI fact {i}"]),
             ("full_cli_ms", [str(python), "-c", FULL_CLI, *record, f"Full CLI fact {i}"]),
             ("python_startup_ms", [str(python), "-c", "pass"]),
-            ("import_cli_ms", [str(python), "-c", "import gitmem.cli.app"]),
+            ("import_cli_ms", [str(python), "-c", "import gitmem.cli.writes"]),
         ]:
             elapsed, cpu = wall(cmd)
             times.setdefault(name, []).append(elapsed)
@@ -152,7 +153,7 @@ def report_cli(cli: dict[str, float]) -> None:
 
     print(
         f"gitmem record, whole process (1k store): {both('record')}; the full CLI: "
-        f"{both('full_cli')}; python start {both('python_startup')}, import gitmem.cli.app "
+        f"{both('full_cli')}; python start {both('python_startup')}, import gitmem.cli.writes "
         f"{both('import_cli')}; quick path stages in ms: {stages}; "
         f"load average {cli['load_average']:.1f}",
         flush=True,

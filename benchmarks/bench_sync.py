@@ -60,7 +60,7 @@ def big_sync(records: int, model: Path | None, runs: int) -> dict[str, object]:
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", str(bare)], check=True)
     subprocess.run(["git", "-C", str(root), "fetch", "-q", "origin"], check=True)
     b_root = root.parent / "b"
-    from gitmem.sync.sync import clone
+    from gitmem.sync.clone import clone
 
     clone(str(bare), b_root, os.environ, timeout=600)
     a, b = Store.open(root), Store.open(b_root)

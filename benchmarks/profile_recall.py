@@ -34,6 +34,7 @@ import gitmem.index.index
 import gitmem.index.textindex
 import gitmem.index.vectors
 import gitmem.recall.recall
+import gitmem.recall.worker
 from gitmem.api import Store
 
 Span = tuple[str, str, float, float]  # stage, thread, start, end
@@ -50,16 +51,16 @@ STAGES: list[tuple[Any, str]] = [
     (gitmem.index.catalog.Catalog, "entries"),
     (gitmem.index.index.Index, "_best_records"),
     (gitmem.index.index.Index, "scoring"),
-    (gitmem.recall.recall, "_fuse"),
+    (gitmem.recall.recall, "fuse"),
 ]
 
 
 class Inline:
-    """A keyword thread (gitmem.recall.recall._Worker) that runs the job at once, in the
+    """A keyword thread (gitmem.recall.worker.Worker) that runs the job at once, in the
     caller's."""
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        job = gitmem.recall.recall._Job(fn, args)
+        job = gitmem.recall.worker.Job(fn, args)
         job.run()
         return job
 
@@ -135,8 +136,8 @@ def main() -> None:
     load = f"{os.getloadavg()[0]:.2f}"
     print(f"{len(texts)} queries, load average {load}")
     report("as recall runs them (the halves side by side)", run(root, texts, spans), timeline=True)
-    pool = gitmem.recall.recall._POOL
-    gitmem.recall.recall._POOL = Inline()  # type: ignore[assignment]
+    pool = gitmem.recall.recall.POOL
+    gitmem.recall.recall.POOL = Inline()  # type: ignore[assignment]
     try:
         report("one after another", run(root, texts, spans), timeline=False)
         if args.cprofile:
@@ -144,7 +145,7 @@ def main() -> None:
             profile.runcall(run, root, texts, spans)
             pstats.Stats(profile).sort_stats("tottime").print_stats(20)
     finally:
-        gitmem.recall.recall._POOL = pool
+        gitmem.recall.recall.POOL = pool
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ EXIT_READER_LEFT = 141  # 128 + SIGPIPE: what `git log | head -1` gives
 
 
 def bug_message(exc: BaseException) -> str:
-    """What the CLI says, with EXIT_BUG, of an exception nothing expected (gitmem.cli.app, and the
+    """What the CLI says, with EXIT_BUG, of an exception nothing expected (gitmem.cli.main, and the
     recall fast path gitmem.cli.quickrecall, which must say the same)."""
     return f"internal error (a bug in gitmem, please report it): {exc!r}"
 

@@ -36,7 +36,7 @@ def store_status(store: Store) -> dict[str, Any]:
         "model_problem": store.model_problem,
         "problems": [],
     }
-    from gitmem.sync.sync import sync_status  # same layer; reads two refs and a small file
+    from gitmem.sync.state import sync_status  # same layer; reads two refs and a small file
 
     report["sync"] = sync_status(store)
     return report

@@ -61,6 +61,9 @@ OWNERS: dict[str, set[str]] = {
     "typer": {
         "cli/app.py",
         "cli/main.py",
+        "cli/writes.py",
+        "cli/reads.py",
+        "cli/checks.py",
         "cli/search.py",
         "cli/travel.py",
         "cli/remote.py",

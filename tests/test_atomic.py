@@ -308,8 +308,8 @@ def _sync(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "gitmem-sync.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.sync.sync import _save_state
-    _save_state(Path(D), "a" * {BIG}, "b")
+    from gitmem.sync.state import save_state
+    save_state(Path(D), "a" * {BIG}, "b")
     """
     return tmp_path, "gitmem-sync.json", code
 
@@ -318,8 +318,8 @@ def _hostsetup(tmp_path: Path) -> tuple[Path, str, str]:
     (tmp_path / "settings.json").write_text("old")
     code = f"""
     from pathlib import Path
-    from gitmem.agents.hostsetup import _write
-    _write(Path(D) / "settings.json", "x" * {BIG})
+    from gitmem.agents.hostfiles import write
+    write(Path(D) / "settings.json", "x" * {BIG})
     """
     return tmp_path, "settings.json", code
 
@@ -424,7 +424,7 @@ def test_a_full_disk_leaves_each_callers_file_as_it_was(tmp_path: Path, case: ob
     else:
         assert "File too large" in done.stderr, done.stderr
     after = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
-    after.pop(name + ".gitmem-backup", None)  # hostsetup's copy of the old file, by design
+    after.pop(name + ".gitmem-backup", None)  # hostfiles' copy of the old file, by design
     assert after == before
 
 

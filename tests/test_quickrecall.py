@@ -656,7 +656,7 @@ def test_the_full_cli_says_what_typer_would_end_in_silence(
     code: int,
     said: str,
 ) -> None:
-    from gitmem.cli import app as cli
+    from gitmem.cli import reads as cli
 
     def opening(store: str | None) -> None:
         raise raised

@@ -801,12 +801,12 @@ def test_a_failing_keyword_half_fails_the_recall_and_not_the_next(big: Store) ->
 def test_a_child_forked_while_the_keyword_thread_is_busy_can_recall(big: Store) -> None:
     """The child has no keyword thread (fork copies only the forking one) and may hold a
     copy of its lock: its first hybrid recall starts a thread of its own."""
-    from gitmem.recall import recall as recall_module
+    from gitmem.recall.worker import POOL
 
     expected = [h.id for h in big.recall("webhook retry", now=NOW).hits]
     release = threading.Event()
-    blocker = recall_module._POOL.submit(release.wait)  # the parent's thread is busy
-    with recall_module._POOL._lock:
+    blocker = POOL.submit(release.wait)  # the parent's thread is busy
+    with POOL._lock:
         pid = os.fork()
         if pid == 0:  # the child
             try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hookkit import FIXTURES, make_project
 
-from gitmem.agents import hostsetup
+from gitmem.agents import hostfiles, hostsetup
 from gitmem.errors import GitmemError
 
 COMMAND = ["/opt/gitmem/bin/gitmem"]
@@ -34,7 +34,7 @@ def files(home: Path) -> dict[str, str]:
     return {
         str(p.relative_to(home)): p.read_text()
         for p in sorted(home.rglob("*"))
-        if p.is_file() and not p.name.endswith(hostsetup.BACKUP_SUFFIX)
+        if p.is_file() and not p.name.endswith(hostfiles.BACKUP_SUFFIX)
     }
 
 
@@ -92,7 +92,7 @@ def test_claude_code_hooks_merge_beside_the_users_own(home: Path, tmp_path: Path
     skill = (home / ".claude" / "skills" / "gitmem" / "SKILL.md").read_text()
     assert skill.startswith("---\nname: gitmem\ndescription: ") and "When to record" in skill
     # Backups hold the files as they were.
-    backup = home / ".claude" / ("settings.json" + hostsetup.BACKUP_SUFFIX)
+    backup = home / ".claude" / ("settings.json" + hostfiles.BACKUP_SUFFIX)
     assert json.loads(backup.read_text()) == before
 
 

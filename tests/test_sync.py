@@ -16,8 +16,9 @@ from conftest import assert_clean, git
 from gitmem.api import Store
 from gitmem.errors import GitmemError
 from gitmem.store.git import GitRepo
+from gitmem.sync.clone import clone
 from gitmem.sync.merge import plan_merge
-from gitmem.sync.sync import SyncResult, clone, sync
+from gitmem.sync.sync import SyncResult, sync
 
 
 def run_sync(store: Store, **kwargs: object) -> SyncResult:
@@ -293,7 +294,7 @@ def test_status_shows_ahead_and_behind(remote: Path, gm) -> None:  # type: ignor
     )
     run_sync(a)
     git(b.root, "fetch", "--quiet", "origin")
-    from gitmem.sync.sync import sync_status
+    from gitmem.sync.state import sync_status
 
     assert sync_status(a)["ahead"] == 0
     assert sync_status(b)["behind"] == 2

@@ -18,7 +18,7 @@ from test_sync import fact, make_clone, remote_objects, run_sync
 from gitmem.api import Store
 from gitmem.errors import GitmemError
 from gitmem.sync.gitcli import GitFailed
-from gitmem.sync.sync import sync_status
+from gitmem.sync.state import sync_status
 
 pytest_plugins = ["test_sync"]  # its `remote` fixture
 

@@ -23,7 +23,8 @@ from test_sync import fact, make_clone, run_sync
 from gitmem.api import Store
 from gitmem.errors import GitmemError
 from gitmem.sync.gitcli import GitFailed
-from gitmem.sync.sync import sync, sync_status
+from gitmem.sync.state import sync_status
+from gitmem.sync.sync import sync
 
 pytest_plugins = ["test_sync"]  # its `remote` fixture
 

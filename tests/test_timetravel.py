@@ -531,7 +531,7 @@ def test_a_failed_catch_up_after_a_rewrite_leaves_the_cache_as_it_was(
     def dies(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gitmem.recall.timeline.Timeline._walk", dies)
+    monkeypatch.setattr("gitmem.recall.timeline.walk", dies)
     with pytest.raises(KeyboardInterrupt):
         opened(root).records(as_of="2026-03-25")
     assert tables(store) == before

@@ -2,7 +2,7 @@
 
 `gitmem hook` is dispatched by __main__ before typer loads. See docs/hooks.md.
 
-Commands register on the shared `app` of gitmem.cli.app, which imports this module at its end.
+Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 """
 
 import os

@@ -1,6 +1,6 @@
 """CLI commands for sync: `gitmem remote`, `gitmem clone`, `gitmem sync`. See docs/sync.md.
 
-Commands register on the shared `app` of gitmem.cli.app, which imports this module at its end.
+Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 """
 
 import os
@@ -50,7 +50,7 @@ def remote_show(
 ) -> None:
     """The remote's URL and how far this store is ahead or behind it (as last fetched)."""
     from gitmem.sync.gitcli import remote_url
-    from gitmem.sync.sync import sync_status
+    from gitmem.sync.state import sync_status
 
     opened = open_store(store)
     url = remote_url(opened.root, name, os.environ)
@@ -76,7 +76,7 @@ def clone(
 ) -> None:
     """Put an existing memory on this machine; recall works at once (the index builds on
     first use)."""
-    from gitmem.sync.sync import clone as clone_store
+    from gitmem.sync.clone import clone as clone_store
 
     target = resolve_store_path(path, os.environ)
     root = clone_store(url, target, os.environ, timeout=timeout)

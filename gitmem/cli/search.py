@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from gitmem.cli import display
-from gitmem.cli.app import AsOfOpt, JsonOpt, StoreOpt, _notices, app, open_store
+from gitmem.cli.app import AsOfOpt, JsonOpt, StoreOpt, app, open_store, show_notices
 from gitmem.cli.writeinput import read_text, split_tags, stdin_text
 from gitmem.errors import UsageError
 
@@ -76,7 +76,7 @@ def recall(
             result = opened.recall(
                 line, options=options, limit=options.limit, mode=options.mode, as_of=as_of
             )
-            _notices(result.notices, said)
+            show_notices(result.notices, said)
             display.raw(json.dumps(result_json(line, result), ensure_ascii=False) + "\n")
         return
     if query is None or not query.strip():

@@ -1,8 +1,9 @@
 """CLI commands for time travel: `gitmem diff`.
 
-The --as-of options live on the core commands in cli.py. See docs/time-travel.md.
+The --as-of options live on the read commands (gitmem.cli.reads) and on recall
+(gitmem.cli.search). See docs/time-travel.md.
 
-Commands register on the shared `app` of gitmem.cli.app, which imports this module at its end.
+Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 """
 
 from typing import TYPE_CHECKING, Annotated, Any

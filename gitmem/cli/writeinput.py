@@ -1,6 +1,6 @@
 """What `gitmem record` and the other write commands read from their user: the body (an
 argument, a file or stdin, as UTF-8), tags, K=V fields, the secret policy; and how a write is
-reported. Shared by the full CLI (gitmem.cli.app) and its fast path for `record`
+reported. Shared by the full CLI (gitmem.cli.writes) and its fast path for `record`
 (gitmem.cli.quickrecord), so that both answer alike; no typer here.
 """
 

@@ -1,9 +1,8 @@
-"""Hybrid recall: keyword and semantic candidates, fused, then a bounded recency decay and a
-bounded weight factor. Filters are applied before ranking (see Index.keyword/semantic).
+"""Hybrid recall: keyword and semantic candidates, fused (gitmem.recall.fusion), then a
+bounded recency decay and a bounded weight factor. Filters are applied before ranking (see
+Index.keyword/semantic). The keyword half runs in the keyword thread (gitmem.recall.worker)
+while this one runs the semantic half.
 
-Fusion methods:
-- "rrf": reciprocal-rank fusion, sum of w / (k + rank) with k = 60;
-- "linear": min-max normalised scores of each half, weighted sum.
 The defaults are the ones the evaluation in benchmarks/retrieval chose (docs/benchmarks.md).
 """
 
@@ -13,88 +12,19 @@ import contextlib
 import heapq
 import itertools
 import math
-import os
-import queue
-import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.model import ModelRef
+from gitmem.recall.fusion import Fusion, Mode, Scaling, fuse
+from gitmem.recall.worker import POOL
 
-__all__ = ["DEFAULTS", "Hit", "Options", "Result", "Source", "has_identifier", "recall"]
-
-Mode = Literal["hybrid", "keyword", "semantic"]
-Fusion = Literal["rrf", "linear"]
-Scaling = Literal["minmax", "max", "ceiling"]
-RRF_K = 60
-
-
-class _Job:
-    """A call handed to the keyword thread, and what it returned or raised."""
-
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        self._fn, self._args = fn, args
-        self._done = threading.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self._value = self._fn(*self._args)
-        except BaseException as exc:  # raised again in the thread that asks for the result
-            self._error = exc
-        finally:
-            self._done.set()
-
-    def wait(self) -> None:
-        self._done.wait()
-
-    def result(self) -> Any:
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-class _Worker:
-    """One thread running the keyword halves handed to it, one after another: what
-    concurrent.futures' ThreadPoolExecutor(max_workers=1) was here, without that package's
-    import (it brings logging: ~12 ms of each `gitmem recall` process, measured). Started at
-    the first hybrid recall; a daemon, so it never holds up an exit; a fork's child starts
-    its own."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: queue.SimpleQueue[_Job] | None = None
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> _Job:
-        job = _Job(fn, args)
-        with self._lock:
-            if self._jobs is None:
-                self._jobs = queue.SimpleQueue()
-                threading.Thread(
-                    target=_work, args=(self._jobs,), name="gitmem-keyword", daemon=True
-                ).start()
-            self._jobs.put(job)
-        return job
-
-    def forked(self) -> None:
-        """In a fork's child: the parent's thread is not there, and its lock may be held."""
-        self._lock, self._jobs = threading.Lock(), None
-
-
-def _work(jobs: queue.SimpleQueue[_Job]) -> None:
-    while True:
-        jobs.get().run()
-
-
-_POOL = _Worker()
-os.register_at_fork(after_in_child=_POOL.forked)
+__all__ = ["DEFAULTS", "Hit", "Options", "Result", "Source", "recall"]
 
 
 @dataclass(frozen=True)
@@ -178,7 +108,7 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         # semantic half stays in this thread: its product over every vector is the longest step,
         # and handed to the pool it began only once this thread let go of the GIL (1-3 ms
         # later at 100k records, measured); the keyword half waits for it instead.
-        pending = _POOL.submit(
+        pending = POOL.submit(
             _keyword_then_help, index, query, depth, options, threading.get_ident()
         )
         try:
@@ -189,7 +119,16 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
     else:
         keyword = _keyword(index, query, depth, options) if mode == "keyword" else []
         semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
-    fused = _fuse(query, keyword, semantic, mode, options)
+    fused = fuse(
+        query,
+        keyword,
+        semantic,
+        mode,
+        fusion=options.fusion,
+        scaling=options.scaling,
+        semantic_weight=options.semantic_weight,
+        identifier_weight=options.identifier_weight,
+    )
     facts = index.scoring(list(fused))
     now = (options.now or datetime.now(UTC)).timestamp()
     k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
@@ -309,71 +248,6 @@ def _keyword_then_help(
         with contextlib.suppress(Exception):  # a failed block goes back to the product's thread
             vectors.help_products(recalling)
     return keyword
-
-
-_IDENTIFIER = re.compile(
-    r"[A-Za-z]+[-_][A-Za-z0-9_-]*\d|\d+[-_][A-Za-z]"  # PAY-1423, E_11000, v2-beta
-    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"  # DATABASE_URL
-    r"|\w+/[\w./-]+|\w+\.(?:go|py|ts|tsx|js|rs|md|yaml|yml|toml|json|sql|tf)\b"  # paths
-    r"|\b[0-9a-f]{7,40}\b|\bv?\d+\.\d+(?:\.\d+)?\b"  # hashes, versions
-    r"|\b[a-z]+[A-Z]\w*\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{4,}\b"  # camelCase, E11000, 42P05
-)
-
-
-def has_identifier(query: str) -> bool:
-    """Whether the query names something exact, where keywords know best."""
-    return _IDENTIFIER.search(query) is not None
-
-
-def _fuse(
-    query: str,
-    keyword: list[tuple[str, float]],
-    semantic: list[tuple[str, float]],
-    mode: Mode,
-    options: Options,
-) -> dict[str, float]:
-    scale = options.scaling
-    # Keyword scores already divided by the ceiling are absolute: leave them as they are.
-    k_scale: Scaling | None = None if scale == "ceiling" else scale
-    s_scale: Scaling = "max" if scale == "ceiling" else scale
-    if mode == "keyword":
-        return _normalised(keyword, k_scale) if options.fusion == "linear" else _rrf(keyword, 1.0)
-    if mode == "semantic":
-        return _normalised(semantic, s_scale) if options.fusion == "linear" else _rrf(semantic, 1.0)
-    w = options.identifier_weight if has_identifier(query) else options.semantic_weight
-    out: dict[str, float] = {}
-    if options.fusion == "rrf":
-        parts = [_rrf(keyword, 1.0 - w), _rrf(semantic, w)]
-    else:
-        parts = [
-            {k: v * (1.0 - w) for k, v in _normalised(keyword, k_scale).items()},
-            {k: v * w for k, v in _normalised(semantic, s_scale).items()},
-        ]
-    for part in parts:
-        for rid, score in part.items():
-            out[rid] = out.get(rid, 0.0) + score
-    return out
-
-
-def _rrf(ranked: list[tuple[str, float]], weight: float) -> dict[str, float]:
-    return {rid: weight / (RRF_K + rank) for rank, (rid, _) in enumerate(ranked, start=1)}
-
-
-def _normalised(ranked: list[tuple[str, float]], scaling: Scaling | None) -> dict[str, float]:
-    """Scores to [0, 1]; the best maps to 1 (a list of equal scores maps to 1). None: the
-    scores are already on an absolute scale."""
-    if not ranked:
-        return {}
-    if scaling is None:
-        return dict(ranked)
-    scores = [s for _, s in ranked]
-    low = min(scores) if scaling == "minmax" else 0.0
-    high = max(scores)
-    if scaling == "max":
-        scores = [max(s, 0.0) for s in scores]
-        ranked = [(rid, max(s, 0.0)) for rid, s in ranked]
-    span = high - low
-    return {rid: (1.0 if span <= 0 else (s - low) / span) for rid, s in ranked}
 
 
 def _decay(updated: int, now: float, options: Options) -> float:

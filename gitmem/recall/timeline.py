@@ -8,17 +8,8 @@ Layout under the store's `.gitmem/`:
     timeline/vectors.f32       chunk vectors of every version (with an embedding model)
     timeline.lock              held by whoever catches it up or rebuilds it
 
-"Written" is a commit's *effective time*: the latest of its committer time and its parents'
-effective times. It is computed from the commit graph alone, so every clone agrees, and it
-never runs backwards along history. Versions are ordered by (effective time, generation,
-commit id); see docs/time-travel.md for the argument and its cost.
-
-An event is (record id, path, blob or None for a deletion, commit, time, generation). A
-non-merge commit has one per path its diff against the parent touches. A merge has one per
-path whose blob differs from some parent's, with the merge's blob: from the merge's time on the
-view is the merge's tree, whichever side a conflict went to. A record that came in through the
-merge still counts as written when it was written on its own device: that commit is in history
-too, and the merge only repeats the same blob later.
+"Written" is a commit's effective time, and the events are what each commit wrote: see
+gitmem.recall.commitwalk, which finds both.
 
 Versions are keyed by blob and parsed once ever; they depend on content only, so a history
 that was rewritten (not a fast-forward) re-walks the commits and keeps every version.
@@ -27,7 +18,6 @@ that was rewritten (not a fast-forward) re-walks the commits and keeps every ver
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import os
 import shutil
@@ -37,18 +27,19 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from gitmem.errors import GitmemError, RecordInvalid
+from gitmem.errors import GitmemError
 from gitmem.index.build import IndexDoc
 from gitmem.index.catchup import embed_docs
-from gitmem.index.entries import Entry, entry_from_row, entry_row
+from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
-from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
+from gitmem.index.textindex import TextIndex, TextIndexCorrupt
+from gitmem.recall.commitwalk import is_record, walk
+from gitmem.recall.versions import COLUMNS, parse_versions, text_doc
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
-from gitmem.store.recordfile import parse
 from gitmem.store.store import Store
 
-__all__ = ["Event", "Timeline"]
+__all__ = ["Timeline"]
 
 SCHEMA_VERSION = "2"
 _LOCK_TIMEOUT = 300.0
@@ -81,8 +72,6 @@ _ENTRY = (
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
 _ORDERED = "SELECT t, id, path, blob FROM events ORDER BY t, gen, oid, blob IS NOT NULL"
-
-Event = tuple[str, str, str | None, str, int, int]  # id, path, blob, commit, time, generation
 
 
 class Timeline:
@@ -218,12 +207,12 @@ class Timeline:
             head is None or repo.resolve(old) is None or not repo.is_ancestor(old, head)
         )
         known = {} if rewritten else {oid: (t, gen) for oid, t, gen in db.execute(_COMMITS)}
-        commits, events = self._walk(head, known)
+        commits, events = walk(repo, head, known)
         seen = {b for (b,) in db.execute("SELECT blob FROM versions")}
         fresh = sorted({e[2] for e in events if e[2] is not None} - seen)
-        versions, docs = self._versions(fresh)
+        versions, docs = parse_versions(repo, fresh)
         vector_rows = self._embed(db, root, docs)
-        text.write([_text_doc(d) for d in docs], [])
+        text.write([text_doc(d) for d in docs], [])
         # One transaction: a catch-up that dies leaves the cache as it was (what it appended to
         # the vector file is cut off, and the keyword index replaces by blob id, next time).
         db.execute("BEGIN IMMEDIATE")
@@ -231,7 +220,7 @@ class Timeline:
             if rewritten:
                 db.execute("DELETE FROM commits")
                 db.execute("DELETE FROM events")
-            db.executemany(f"INSERT INTO versions VALUES ({_marks(16)})", versions)
+            db.executemany(f"INSERT INTO versions VALUES ({_marks(COLUMNS)})", versions)
             db.executemany("INSERT INTO rows VALUES (?, ?)", vector_rows)
             db.executemany("INSERT INTO commits VALUES (?, ?, ?)", commits)
             db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", events)
@@ -244,76 +233,6 @@ class Timeline:
             db.execute("ROLLBACK")
             raise
         self._rows = None
-
-    def _walk(
-        self, head: str | None, known: dict[str, tuple[int, int]]
-    ) -> tuple[list[tuple[str, int, int]], list[Event]]:
-        """The new commits, parents first, with their effective time and generation, and the
-        events they hold."""
-        repo = self.store.repo
-        order: list[tuple[str, int, tuple[str, ...]]] = []
-        stack = [head] if head is not None and head not in known else []
-        info: dict[str, tuple[int, tuple[str, ...]]] = {}
-        done: set[str] = set()
-        while stack:
-            oid = stack[-1]
-            if oid in done:
-                stack.pop()
-                continue
-            if oid not in info:
-                c = repo.commit(oid)
-                info[oid] = (int(c.committed.timestamp()), c.parents)
-            waiting = [p for p in info[oid][1] if p not in known and p not in done]
-            if waiting:
-                stack.extend(waiting)
-                continue
-            stack.pop()
-            done.add(oid)
-            order.append((oid, *info[oid]))
-        commits: list[tuple[str, int, int]] = []
-        events: list[Event] = []
-        stamps = dict(known)
-        for oid, committed, parents in order:
-            t = max([committed, *(stamps[p][0] for p in parents)])
-            gen = 1 + max((stamps[p][1] for p in parents), default=0)
-            stamps[oid] = (t, gen)
-            commits.append((oid, t, gen))
-            for path, blob in self._touched(oid, parents):
-                events.append((Path(path).stem, path, blob, oid, t, gen))
-        return commits, events
-
-    def _touched(self, oid: str, parents: Sequence[str]) -> list[tuple[str, str | None]]:
-        """(path, new blob) of the records a commit wrote: its diff against its parent; for a
-        merge, every path that differs from any parent, with the merge's blob."""
-        repo = self.store.repo
-        if len(parents) <= 1:
-            base = parents[0] if parents else None
-            return [
-                (c.path, c.new) for c in repo.changed(base, oid, RECORDS_DIR) if _is_record(c.path)
-            ]
-        diffs = [
-            {c.path: c.new for c in repo.changed(p, oid, RECORDS_DIR) if _is_record(c.path)}
-            for p in parents
-        ]
-        merged = {path: blob for d in diffs for path, blob in d.items()}
-        return sorted(merged.items())
-
-    def _versions(self, blobs: Sequence[str]) -> tuple[list[tuple[object, ...]], list[IndexDoc]]:
-        rows: list[tuple[object, ...]] = []
-        docs: list[IndexDoc] = []
-        for blob in blobs:
-            try:
-                record = parse(self.store.repo.blob(blob).decode("utf-8"))
-            except (UnicodeDecodeError, RecordInvalid):
-                rows.append(("", "", blob, "", "", "", "", "", "", "", 0, 0, 0.0, 0, "{}", ""))
-                continue
-            data = record.to_dict()
-            body = hashlib.sha1(data.pop("body").encode("utf-8")).hexdigest()
-            # The catalog's columns first, so that rows read back as the same Entry tuples.
-            rows.append((*entry_row(record, record.path, blob), 1, json.dumps(data), body))
-            # The version indexes know a version by its blob id, never by its record id.
-            docs.append(IndexDoc(record.with_(id=blob), record.path, blob))
-        return rows, docs
 
     def _embed(self, db: sqlite3.Connection, root: Path, docs: Sequence[IndexDoc]) -> list[Any]:
         vectors = self._vectors(root)
@@ -375,7 +294,7 @@ class Timeline:
         """Every record in a commit's own tree."""
         self._ordered()
         files = self.store.repo.files(oid, RECORDS_DIR)
-        return self._known((path, blob) for path, blob in files if _is_record(path))
+        return self._known((path, blob) for path, blob in files if is_record(path))
 
     def _known(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Entry]:
         """Entries of the (path, blob) pairs that hold a valid record at its own path."""
@@ -479,12 +398,3 @@ def _marks(n: int) -> str:
 def _chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _is_record(path: str) -> bool:
-    return path.startswith(RECORDS_DIR + "/") and path.endswith(".md")
-
-
-def _text_doc(doc: IndexDoc) -> TextDoc:
-    r = doc.record
-    return TextDoc(doc.blob, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)

@@ -21,7 +21,18 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError
 
-__all__ = ["Deadline", "GitFailed", "classify", "git_env", "remote_url", "run_git", "set_remote"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Deadline",
+    "GitFailed",
+    "classify",
+    "git_env",
+    "remote_url",
+    "run_git",
+    "set_remote",
+]
+
+DEFAULT_TIMEOUT = 60.0  # seconds a sync or a clone may take, network included
 
 # What each failure kind tells the user to do next.
 _NEXT = {
@@ -69,7 +80,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 class GitFailed(GitmemError):
     """A git command failed; `kind` says how (one of the keys of _NEXT, or host-key /
-    ssh-missing from gitmem.sync.sync for ssh remotes)."""
+    ssh-missing from gitmem.sync.sshcause for ssh remotes)."""
 
     def __init__(self, message: str, kind: str, stderr: str = "") -> None:
         super().__init__(message)
