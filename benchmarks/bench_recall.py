@@ -116,7 +116,7 @@ marks = [time.perf_counter()]
 names = []
 def mark(name):
     marks.append(time.perf_counter()); names.append(name)
-from gitmem import quickrecall
+from gitmem.cli import quickrecall
 request = quickrecall.parse([sys.argv[2]])
 mark("import_quickrecall_ms")
 model = quickrecall._model(Path(sys.argv[1]), os.environ)
@@ -129,7 +129,7 @@ mark("model_load_ms")
 index = quickrecall._current_index(quickrecall._Tip(Path(sys.argv[1])), model)
 result = recall(index, request.query, recall_options(request.arguments(), os.environ))
 mark("search_ms")
-from gitmem import display
+from gitmem.cli import display
 with contextlib.redirect_stdout(io.StringIO()):
     display.recall(request.query, result, as_json=False, explain=False)
 mark("output_ms")

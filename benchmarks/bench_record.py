@@ -80,7 +80,7 @@ def mark(name):
     marks.append(time.perf_counter()); names.append(name)
 import pygit2
 mark("import_pygit2_ms")
-from gitmem import quickrecord
+from gitmem.cli import quickrecord
 mark("import_gitmem_ms")
 import gitmem.store.guard
 mark("import_guard_ms")
