@@ -41,11 +41,22 @@ class Options:
     scaling: Scaling = "ceiling"
     semantic_weight: float = 0.3  # share of the semantic half for queries in plain words
     identifier_weight: float = 0.1  # ... and for queries naming an identifier (PAY-1423, a path)
+    # Decay and weight only reorder records whose relevance is close (Options.close).
     half_life_days: float = 14.0  # 0 turns decay off
-    decay_floor: float = 0.8  # the oldest record keeps this share of its score
-    weight_strength: float = 0.1  # score × clamp(weight, 0.25, 4) ** strength
+    decay_floor: float = 0.9  # the oldest record keeps this share of its score
+    weight_strength: float = 0.05  # score × clamp(weight, 0.25, 4) ** strength
     now: datetime | None = None
     depth: int = 100  # candidates taken from each half
+
+    @property
+    def close(self) -> float:
+        """What "close" means: decay and weight together move a record ahead of another only
+        when its fused score is at least this share of the other's. Their factor spans
+        [decay_floor, 1] × [0.25 ** strength, 4 ** strength], and this is its lowest over its
+        highest: 0.9 × 16 ** -0.05 = 0.78 with the defaults (for a floor in [0, 1] and a
+        strength >= 0, the settings docs/search.md names)."""
+        floor = self.decay_floor if self.half_life_days > 0 else 1.0
+        return float(floor * 16.0**-self.weight_strength)
 
 
 DEFAULTS = Options()
@@ -226,12 +237,15 @@ def _factor_bounds(
 
 
 def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tuple[str, float]]:
-    """The keyword half: BM25 hits, divided by the query's ceiling where fusion wants that."""
+    """The keyword half: BM25 hits, best first, divided by the query's ceiling where fusion
+    wants that. A record can score above the ceiling (it matches in several fields), so the
+    divisor is the larger of the ceiling and the best score: one division for all keeps BM25's
+    order and its ratios, where a cap at 1 made distinct scores equal (docs/search.md)."""
     keyword = index.keyword(query, depth, options.filter)
     if keyword and options.fusion == "linear" and options.scaling == "ceiling":
-        ceiling = index.keyword_ceiling(query)
-        if ceiling > 0:
-            keyword = [(rid, min(score / ceiling, 1.0)) for rid, score in keyword]
+        scale = max(index.keyword_ceiling(query), max(s for _, s in keyword))
+        if scale > 0:
+            keyword = [(rid, score / scale) for rid, score in keyword]
     return keyword
 
 
