@@ -12,7 +12,38 @@ from gitmem.store.reader import RECORDS_DIR
 if TYPE_CHECKING:
     from gitmem.api import Store
 
-__all__ = ["diagnose", "store_status"]
+__all__ = ["diagnose", "store_status", "versions"]
+
+# The libraries whose versions `gitmem version --json` names (read from their metadata: none is
+# imported).
+_LIBRARIES = ("pygit2", "tantivy", "model2vec", "numpy", "tokenizers", "PyYAML", "typer", "mcp")
+
+
+def versions() -> dict[str, Any]:
+    """What `gitmem version` reports: gitmem's version, the store format it reads and writes,
+    the schema versions of its caches (another is rebuilt), Python's and the libraries'."""
+    import platform
+    from importlib import metadata
+
+    from gitmem import __version__
+    from gitmem.index.stamp import CATALOG_SCHEMA
+    from gitmem.recall.timeline import SCHEMA_VERSION
+    from gitmem.store.config import STORE_FORMAT
+
+    libraries: dict[str, str | None] = {}
+    for name in _LIBRARIES:
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            libraries[name] = None
+    return {
+        "gitmem": __version__,
+        "store_format": STORE_FORMAT,
+        "index_schema": CATALOG_SCHEMA,
+        "timeline_schema": SCHEMA_VERSION,
+        "python": platform.python_version(),
+        "libraries": libraries,
+    }
 
 
 def store_status(store: Store) -> dict[str, Any]:

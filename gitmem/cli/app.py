@@ -54,6 +54,26 @@ AsOfOpt = Annotated[
 ]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from gitmem import __version__
+
+        display.say(f"gitmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_version, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Git-native long-term memory for AI coding agents."""
+
+
 def open_store(store: str | None) -> Store:
     opened = Store.open(resolve_store_path(store, os.environ))
     opened.model_cache = model_cache(os.environ)

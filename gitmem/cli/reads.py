@@ -1,5 +1,5 @@
-"""The commands that read the memory: read, list, history, export and status; all but
-export and status also as it stood (--as-of).
+"""The commands that read the memory: read, list, history, export and status (all but
+export and status also as it stood, --as-of); and version.
 
 Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 No `from __future__ import annotations` here, as in gitmem.cli.app.
@@ -19,7 +19,7 @@ from gitmem.cli.writeinput import split_tags
 from gitmem.errors import UsageError
 from gitmem.store.record import Record
 
-__all__ = ["export", "history", "list_", "read", "status"]
+__all__ = ["export", "history", "list_", "read", "status", "version"]
 
 
 def _usage_exit(message: str) -> NoReturn:
@@ -142,3 +142,18 @@ def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
     display.status(report)
     for line in display.sync_lines(report["sync"]):
         display.say(line)
+
+
+@app.command()
+def version(as_json: JsonOpt = False) -> None:
+    """gitmem's version; with --json also the store format, the index schema, Python's and
+    the libraries' versions (`gitmem --version` prints the first line alone)."""
+    from gitmem.status import versions
+
+    report = versions()
+    if as_json:
+        display.json_out(report)
+        return
+    display.say(f"gitmem {report['gitmem']}")
+    display.say(f"store format {report['store_format']}, index schema {report['index_schema']}")
+    display.say(f"Python {report['python']}")
