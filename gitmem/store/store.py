@@ -21,6 +21,7 @@ from gitmem.errors import GitmemError, RecordInvalid, UsageError
 from gitmem.store import writes
 from gitmem.store.config import Config, load_config, template_files
 from gitmem.store.git import GitRepo
+from gitmem.store.gitfiles import pack_loose_objects
 from gitmem.store.lock import Journal, write_lock
 from gitmem.store.reader import CACHE_DIR, Reader
 from gitmem.store.record import Record
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Store", "WriteResult"]
 
 LOCK_TIMEOUT = 60.0
+PACK_AFTER = 256  # a write of this many files or more packs its objects (gitfiles)
 
 
 @dataclass(frozen=True)
@@ -393,6 +395,8 @@ class Store(Reader):
                 files, message, who, self.repo.config_identity() or who, head, merged
             )
         self._follow(head, new, files)
+        if len(files) >= PACK_AFTER:  # an import, a big hand edit: pack what it wrote
+            pack_loose_objects(self.root)
         return new
 
     def _recover(self, journal: Journal) -> None:
