@@ -1,5 +1,6 @@
 """Isolation for every test: a fake HOME with a pinned git identity, no inherited GIT_* or
-GITMEM_* variables, and helpers to make stores and run the CLI as a user would."""
+GITMEM_* variables (but GITMEM_BACKGROUND_INDEX=off), and helpers to make stores and run the
+CLI as a user would."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
         if key.startswith("GITMEM_") or key in ("XDG_DATA_HOME", "EDITOR", "VISUAL"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(_SESSION_HOME))
+    # No detached index catch-up after a CLI write (gitmem.cli.background) unless a test asks:
+    # it would race with what a test checks of the index. tests/test_background.py turns it on.
+    monkeypatch.setenv("GITMEM_BACKGROUND_INDEX", "off")
 
 
 @dataclass

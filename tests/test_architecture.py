@@ -96,6 +96,7 @@ LIGHT = {
     "gitmem.hooks.main",
     "gitmem.cli.argsplit",
     "gitmem.cli.quickrecall",
+    "gitmem.cli.background",
 }
 
 

@@ -84,11 +84,19 @@ def body_text(body: str | None, body_file: Path | None) -> str:
     return body
 
 
-def report_write(result: WriteResult, as_json: bool) -> None:
+def report_write(result: WriteResult, as_json: bool, store: Store) -> None:
+    """Say what a write did; then, if it committed, have the index catch up in the background
+    (gitmem.cli.background), so that the next recall finds it current."""
     if as_json:
         display.json_out(answers.write_json(result))
-        return
-    display.write_result(result)
+    else:
+        display.write_result(result)
+    if result.commit is not None:
+        import os
+
+        from gitmem.cli.background import catch_up_later
+
+        catch_up_later(store.root, os.environ)
 
 
 def record_new(
@@ -129,4 +137,4 @@ def record_new(
         fields=parse_fields(fields, opened, type_),
         secrets=policy,
     )
-    report_write(result, as_json)
+    report_write(result, as_json, opened)

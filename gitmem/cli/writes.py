@@ -157,7 +157,7 @@ def supersede(
         fields=parse_fields(field, opened, type_ or old.type),
         secrets=policy,
     )
-    report_write(result, as_json)
+    report_write(result, as_json, opened)
 
 
 @app.command()
@@ -169,7 +169,8 @@ def forget(
     store: StoreOpt = None,
 ) -> None:
     """Remove a record from the current memory; git history keeps it."""
-    report_write(open_store(store).forget(record_id, reason=reason, agent=_agent(agent)), as_json)
+    opened = open_store(store)
+    report_write(opened.forget(record_id, reason=reason, agent=_agent(agent)), as_json, opened)
 
 
 @app.command()
@@ -195,7 +196,7 @@ def amend(
     result = opened.amend(
         record_id, changes, agent=_agent(agent), secrets=secret_policy(redact, allow_secret)
     )
-    report_write(result, as_json)
+    report_write(result, as_json, opened)
 
 
 @app.command()
@@ -227,7 +228,7 @@ def edit(
     except GitmemError as exc:
         raise type(exc)(f"{exc} — your text is kept in {draft}") from exc
     draft.unlink()
-    report_write(result, False)
+    report_write(result, False, opened)
 
 
 @app.command(name="import")
@@ -249,7 +250,7 @@ def import_(
         source_name="stdin" if file == "-" else Path(file).name,
         secrets=secret_policy(redact, allow_secret),
     )
-    report_write(result, as_json)
+    report_write(result, as_json, opened)
 
 
 def _jsonl(text: str, name: str) -> Iterator[Any]:
@@ -272,8 +273,9 @@ def commit(
     store: StoreOpt = None,
 ) -> None:
     """Validate and commit record files edited by hand."""
-    result = open_store(store).commit_pending(agent=_agent(agent), message=message)
+    opened = open_store(store)
+    result = opened.commit_pending(agent=_agent(agent), message=message)
     if result.commit is None and not as_json:
         display.say("nothing to commit: no record file was edited")
         return
-    report_write(result, as_json)
+    report_write(result, as_json, opened)
