@@ -39,12 +39,12 @@ class Options:
     # by what a record matching every query term would score (so a weak keyword match stays
     # weak) and semantic ones by the best.
     scaling: Scaling = "ceiling"
-    semantic_weight: float = 0.3  # share of the semantic half for queries in plain words
+    semantic_weight: float = 0.2  # share of the semantic half for queries in plain words
     identifier_weight: float = 0.1  # ... and for queries naming an identifier (PAY-1423, a path)
     # Decay and weight only reorder records whose relevance is close (Options.close).
-    half_life_days: float = 14.0  # 0 turns decay off
+    half_life_days: float = 7.0  # 0 turns decay off
     decay_floor: float = 0.9  # the oldest record keeps this share of its score
-    weight_strength: float = 0.05  # score × clamp(weight, 0.25, 4) ** strength
+    weight_strength: float = 0.025  # score × clamp(weight, 0.25, 4) ** strength
     now: datetime | None = None
     depth: int = 100  # candidates taken from each half
 
@@ -53,7 +53,7 @@ class Options:
         """What "close" means: decay and weight together move a record ahead of another only
         when its fused score is at least this share of the other's. Their factor spans
         [decay_floor, 1] × [0.25 ** strength, 4 ** strength], and this is its lowest over its
-        highest: 0.9 × 16 ** -0.05 = 0.78 with the defaults (for a floor in [0, 1] and a
+        highest: 0.9 × 16 ** -0.025 = 0.84 with the defaults (for a floor in [0, 1] and a
         strength >= 0, the settings docs/search.md names)."""
         floor = self.decay_floor if self.half_life_days > 0 else 1.0
         return float(floor * 16.0**-self.weight_strength)
