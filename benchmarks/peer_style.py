@@ -1,12 +1,12 @@
 """Recall on the corpus shape of the side-by-side with basic-memory (issue 25): many short
 coding-agent notes with similar titles, and three kinds of query.
 
-Each note is about one library and two problems ("anyio gotcha: cors headers"), a unique
-combination, so titles share most of their words with many others; its body says what
-happened in two sentences and carries four identifiers: a task id, a path, a short commit
-sha and an environment variable. Query kinds, one target note each:
-- keyword: the target's library and problems, and half the time its kind: title words, in
-  another order, that only the target holds all of;
+Each note is about one library and two problems, of one kind ("anyio gotcha: cors
+headers"), a unique combination, so titles share most of their words with many others; its
+body says what happened in two sentences and carries four identifiers: a task id, a path, a
+short commit sha and an environment variable. Query kinds, one target note each:
+- keyword: the target's four title words (library, kind, problems) in another order, which
+  only the target holds all of;
 - paraphrase: the library's name and the problems in other words ("cross-origin requests"
   for cors), which the note does not contain;
 - identifier: one of its identifiers alone.
@@ -86,13 +86,17 @@ RESOLUTIONS = (
 def corpus(count: int, seed: int = 11) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     combos = [
-        (lib, a, b) for lib in LIBRARIES for a, b in itertools.permutations(sorted(PROBLEMS), 2)
+        (lib, kind, *pair)
+        for lib in LIBRARIES
+        for kind in KINDS
+        for pair in itertools.combinations(sorted(PROBLEMS), 2)
     ]
     rng.shuffle(combos)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     notes = []
-    for i, (lib, a, b) in enumerate(combos[:count]):
-        kind = rng.choice(KINDS)
+    for i, (lib, kind, a, b) in enumerate(combos[:count]):
+        if rng.random() < 0.5:
+            a, b = b, a
         stamp = (start + timedelta(minutes=53 * i)).strftime("%Y-%m-%dT%H:%M:%SZ")
         sha = f"{rng.getrandbits(28):07x}"
         task = f"TASK-{1000 + i}"
@@ -123,8 +127,7 @@ def queries(notes: list[dict[str, Any]], per_kind: int, seed: int = 5) -> list[Q
     out = []
     now = "2026-12-01T00:00:00Z"
     for n, note in enumerate(rng.sample(notes, min(per_kind, len(notes)))):
-        lib, kind, a, b = note["_words"]
-        words = [lib, a, b] + ([kind] if rng.random() < 0.5 else [])  # the target alone has all
+        words = list(note["_words"])  # the target alone holds all four
         rng.shuffle(words)
         text = " ".join(words)
         out.append(Query(f"kw{n}", text, "keyword", (note["id"],), now))
