@@ -16,7 +16,7 @@ from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import schema
 from gitmem.store.gitread import Identity
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, body_problems, format_problems, make_id
+from gitmem.store.record import Record, body_problems, format_problems, make_id, strip_bidi
 from gitmem.store.recordfile import dump
 
 __all__ = ["SecretPolicy", "author", "check", "guard_secrets", "message", "new_record"]
@@ -192,7 +192,7 @@ def _redact_fields(record: Record) -> tuple[Record, tuple[str, ...]]:
 def _abstract_from(body: str) -> str:
     """The body's first line of prose, cut to the abstract limit at a word boundary."""
     for line in body.splitlines():
-        text = line.strip().lstrip("#>*- ").strip()
+        text = strip_bidi(line).strip().lstrip("#>*- ").strip()
         if text and not text.startswith("```"):
             if len(text) <= 240:
                 return text
