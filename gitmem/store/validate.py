@@ -41,6 +41,7 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
             known.add(parsed[path].id)
         except (UnicodeDecodeError, RecordInvalid, OSError):
             continue
+    private = {r.id for r in parsed.values() if r.scope == "private"}
     claims: dict[str, list[Path]] = {}  # only files at their own place claim an id
     for path, parsed_record in parsed.items():
         if _shown(store, path) == parsed_record.path:
@@ -82,10 +83,33 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
                     "leaves the id out",
                 )
             )
-        for target in (*record.links, *record.supersedes):
-            if target not in known:
-                problems.append(Problem(shown, f"links: {target} points at no record", "warning"))
+        problems.extend(
+            Problem(shown, m, level) for m, level in _references(record, known, private)
+        )
     return problems
+
+
+def _references(record: Record, known: set[str], private: set[str]) -> list[tuple[str, str]]:
+    """A reference to no record is a warning (forgetting a record does not rewrite the ones
+    that name it); a record that leaves the device naming a private one is an error: the id
+    carries the private title's slug to every device on sync."""
+    out: list[tuple[str, str]] = []
+    named = [("links", t) for t in record.links] + [("supersedes", t) for t in record.supersedes]
+    if record.superseded_by:
+        named.append(("superseded_by", record.superseded_by))
+    for key, target in named:
+        if target not in known:
+            out.append((f"{key}: {target} points at no record", "warning"))
+        elif target in private and record.scope != "private" and target != record.id:
+            out.append(
+                (
+                    f"{key}: {target} is private, and this {record.scope} record would carry "
+                    "its id (a slug of its title) to every device on sync — remove the "
+                    "reference, or make this record private too",
+                    "error",
+                )
+            )
+    return out
 
 
 def _shown(store: Store, path: Path) -> str:
