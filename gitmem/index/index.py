@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitmem.errors import GitmemError
 from gitmem.index import verify
 from gitmem.index.catalog import DB_ERRORS, VECTORS, Catalog, CatalogCorrupt
+from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.semantic import SemanticHalf, cached
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
@@ -264,6 +265,10 @@ class Index:
         return cache_lock(self.store.cache_dir / "index.lock", _LOCK_TIMEOUT, "the search index")
 
     def _update(self, progress: Progress | None) -> None:
+        with translated(self.root):
+            self._update_now(progress)
+
+    def _update_now(self, progress: Progress | None) -> None:
         assert self._catalog is not None and self._text is not None
         old, vectors = self._stamp(), self._vectors_file()
         catalog, text, head = self._catalog, self._text, self.store.head()
@@ -274,11 +279,19 @@ class Index:
             self._compact()
 
     def _rebuild(self, progress: Progress | None) -> None:
+        with translated(self.root):
+            self._rebuild_now(progress)
+
+    def _rebuild_now(self, progress: Progress | None) -> None:
         import shutil  # here: a recall of a current index never rebuilds (~6 ms to import)
 
         self._close()
         fresh = self.root.with_name(f"index.new-{os.getpid()}")
-        self._writer().build(fresh, self.store.head(), progress)
+        try:
+            self._writer().build(fresh, self.store.head(), progress)
+        except BaseException:
+            shutil.rmtree(fresh, ignore_errors=True)  # a partial build may fill the disk
+            raise
         old = self.root.with_name(f"index.old-{os.getpid()}")
         if self.root.exists():
             os.replace(self.root, old)
