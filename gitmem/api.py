@@ -160,12 +160,14 @@ class Store(CoreStore):
         if as_of is not None:
             travel = self.time_travel()
             return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))
-        from gitmem.index.index import DAMAGE
+        from gitmem.index.index import DAMAGE, damaged
 
         index = self._opened_index()
         try:
             return recall(index, query, chosen)
         except DAMAGE as exc:  # found by the search itself, past the checks at open
+            if not damaged(exc):
+                raise
             index.repair(exc)
             return recall(index, query, chosen)
 

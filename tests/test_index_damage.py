@@ -178,3 +178,21 @@ def test_a_build_records_checksums_an_intact_index_passes(built: Path) -> None:
         Path(n).suffix for n in names
     }
     assert verify.quick(index, manifest) is None and verify.full(index, manifest) == []
+
+
+def test_a_busy_or_full_catalog_is_not_taken_for_damage() -> None:
+    import sqlite3
+
+    from gitmem.index.index import damaged
+    from gitmem.index.verify import IndexDamaged
+
+    def error(kind: type[Exception], message: str, code: int) -> Exception:
+        exc = kind(message)
+        exc.sqlite_errorcode = code  # type: ignore[attr-defined]
+        return exc
+
+    assert damaged(error(sqlite3.DatabaseError, "database disk image is malformed", 11))
+    assert damaged(error(sqlite3.DatabaseError, "file is not a database", 26))
+    assert not damaged(error(sqlite3.OperationalError, "database is locked", 5))
+    assert not damaged(error(sqlite3.OperationalError, "database or disk is full", 13))
+    assert damaged(IndexDamaged("vectors.f32 holds 3 vector rows, the catalog 6"))

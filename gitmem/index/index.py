@@ -41,11 +41,20 @@ if TYPE_CHECKING:
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
 
-__all__ = ["DAMAGE", "Index", "IndexedStore", "Progress"]
+__all__ = ["DAMAGE", "Index", "IndexedStore", "Progress", "damaged"]
 
 # What a search of a damaged index raises: the caller rebuilds (`Index.repair`) and asks again.
 DAMAGE: tuple[type[Exception], ...] = (IndexDamaged, CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
 _UNREADABLE: tuple[type[Exception], ...] = (CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
+_SQLITE_DAMAGE = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether `exc`, one of DAMAGE, says a file of the index is damaged: SQLite's errors also
+    say busy, locked or full, which a rebuild would not mend."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return not isinstance(code, int) or code & 0xFF in _SQLITE_DAMAGE
+
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
