@@ -102,6 +102,12 @@ class Store(CoreStore):
 
         return RecordTypes(self.schemas, lambda name: self.index().has_type(name))
 
+    def check_index(self) -> list[str]:
+        """What a full check of the search index finds damaged (every file's checksum, the
+        catalog's pages, the vector file's length; gitmem.index.verify): for `gitmem doctor`,
+        since a read checks only the cheap facts and rebuilds on what it meets."""
+        return self._opened_index().verify()
+
     def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         """Build the index again from HEAD (not caught up first: that would build it twice)."""
         index = self._opened_index()
@@ -154,7 +160,16 @@ class Store(CoreStore):
         if as_of is not None:
             travel = self.time_travel()
             return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))
-        return recall(self._opened_index(), query, chosen)
+        from gitmem.index.index import DAMAGE, damaged
+
+        index = self._opened_index()
+        try:
+            return recall(index, query, chosen)
+        except DAMAGE as exc:  # found by the search itself, past the checks at open
+            if not damaged(exc):
+                raise
+            index.repair(exc)
+            return recall(index, query, chosen)
 
     # --- time travel (docs/time-travel.md) ---------------------------------------------------
 

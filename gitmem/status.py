@@ -6,7 +6,8 @@ import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gitmem.index.catalog import Catalog, CatalogCorrupt
+from gitmem.index import verify
+from gitmem.index.catalog import DB_ERRORS, Catalog, CatalogCorrupt
 from gitmem.store.reader import RECORDS_DIR
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def versions() -> dict[str, Any]:
         "python": platform.python_version(),
         "libraries": libraries,
     }
+
+_UNREADABLE: tuple[type[Exception], ...] = (CatalogCorrupt, *DB_ERRORS)
 
 
 def store_status(store: Store) -> dict[str, Any]:
@@ -84,14 +87,18 @@ def _index_state(store: Store, head: str | None) -> dict[str, Any]:
     try:
         commit = catalog.meta("commit")
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        damage = verify.quick(root, catalog.meta(verify.MANIFEST))  # the check at every open
         return {
-            "state": "current" if commit == head else "behind HEAD",
+            "state": "damaged" if damage else "current" if commit == head else "behind HEAD",
+            "damage": [damage.removeprefix("is damaged: ")] if damage else [],
             "commit": commit,
             "records": catalog.count(),
             "vectors": catalog.live_rows(),
             "model": catalog.meta("model") or None,
             "bytes": size,
         }
+    except _UNREADABLE as exc:  # a damaged page, met by one of the counts
+        return {"state": "damaged", "damage": [f"catalog: {exc}"], "commit": None}
     finally:
         catalog.close()
 
@@ -123,7 +130,21 @@ def diagnose(store: Store) -> dict[str, Any]:
         first = (fsck.stderr or fsck.stdout).strip().splitlines()[:1]
         problems.append(f"git fsck failed: {' '.join(first)} — see git fsck's output")
     index = report["index"]
-    if index["state"] != "current":
+    if index["state"] in ("current", "behind HEAD"):  # every checksum, every catalog page
+        found = store.check_index()
+        if found:
+            index["state"], index["damage"] = "damaged", found
+    if index["state"] == "damaged":
+        problems.append(
+            f"the search index is damaged ({'; '.join(index['damage'][:3])}); the next "
+            'recall rebuilds it from git, or run "gitmem rebuild"'
+        )
+    elif index["state"].startswith("unreadable"):
+        problems.append(
+            f"the search index is {index['state']}; the next recall rebuilds it from git, "
+            'or run "gitmem rebuild"'
+        )
+    elif index["state"] != "current":
         problems.append(
             f"the search index is {index['state']}; it catches up on the next recall, "
             'or run "gitmem rebuild"'

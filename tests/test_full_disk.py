@@ -314,3 +314,45 @@ def test_a_read_only_file_system(tmp_path: Path) -> None:
     assert snapshot(store) == before
     assert gitmem(*args).code == 0
     assert_clean(store)
+
+
+# --- the search index -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [4_096, 40_000, 120_000])
+def test_recall_on_a_full_disk(tmp_path: Path, limit: int) -> None:
+    """The index's SQLite and tantivy say "database or disk is full" and "File too large (os
+    error 27)" in their own words: told as the refused write they are, not as a bug, and the
+    half-built index is removed (issue 26)."""
+    store = new_store(tmp_path)
+    for n in range(3):
+        assert (
+            gitmem("record", "fact", BODY, "--title", f"Big {n}", "--store", str(store)).code == 0
+        )
+    result = gitmem("recall", "big", "--store", str(store), limit=limit)
+    assert_refused(result, "/.gitmem/", "free some space")
+    assert not list((store / ".gitmem").glob("index.new-*"))
+    again = gitmem("recall", "big", "--store", str(store))
+    assert again.code == 0 and "Big 0" in again.out, again
+
+
+def test_the_index_libraries_words_for_a_full_disk_are_known(tmp_path: Path) -> None:
+    """What a real full disk makes them say (a file size limit makes SQLite say "disk I/O
+    error" and tantivy "os error 27", above)."""
+    import errno
+    import sqlite3
+
+    from gitmem.index.diskfull import refused_write
+
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = 13  # type: ignore[attr-defined]
+    tantivy = ValueError("Failed to commit: IoError: No space left on device (os error 28)")
+    for said in (full, tantivy):
+        wrapped = RuntimeError("while building")
+        wrapped.__cause__ = said
+        for exc in (said, wrapped):
+            found = refused_write(exc, tmp_path / "index")
+            assert found is not None and found.errno == errno.ENOSPC
+            assert found.filename == str(tmp_path / "index")
+    assert refused_write(ValueError("schema mismatch (os error 2)"), tmp_path) is None
+    assert refused_write(sqlite3.DatabaseError("malformed"), tmp_path) is None

@@ -30,7 +30,8 @@ def validate(
     from gitmem.store.validate import validate_files
 
     root = _root_for(paths, store)
-    problems = validate_files(Store.open(root), [p.resolve() for p in paths or []])
+    # Not resolved: a link must be seen as one (store.validate refuses it), not as its target.
+    problems = validate_files(Store.open(root), [p.absolute() for p in paths or []])
     if as_json:
         display.json_out(
             [{"path": p.path, "problem": p.message, "level": p.level} for p in problems]
@@ -61,7 +62,7 @@ def guard(
 def _root_for(paths: list[Path] | None, store: str | None) -> Path:
     if store or not paths:
         return resolve_store_path(store, os.environ)
-    start = paths[0].resolve().parent
+    start = Path(os.path.abspath(paths[0])).parent  # not resolved: the link, not its target
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists() and (candidate / "config.toml").exists():
             return candidate

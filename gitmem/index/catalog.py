@@ -20,6 +20,7 @@ from gitmem.index.stamp import CATALOG_SCHEMA
 from gitmem.store.record import Record
 
 __all__ = [
+    "DB_ERRORS",
     "VECTORS",
     "Catalog",
     "CatalogCorrupt",
@@ -47,10 +48,16 @@ class CatalogCorrupt(Exception):
     """The catalog file is unreadable or from another schema version."""
 
 
+# What a read of a damaged catalog raises (a page of random bytes: "database disk image is
+# malformed"), for the index's caller to rebuild on (gitmem.index.index.DAMAGE).
+DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
+
+
 class Catalog:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         if not create and not path.exists():
             raise CatalogCorrupt(f"{path} is missing")
+        self.path = path
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -65,6 +72,15 @@ class Catalog:
 
     def close(self) -> None:
         self._db.close()
+
+    def check(self) -> list[str]:
+        """SQLite's own check of every page (`PRAGMA quick_check`): what it finds wrong. It
+        reads the whole file, so it is for `gitmem doctor`, not for a read."""
+        try:
+            rows = [str(row[0]) for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if rows == ["ok"] else rows[:3]
 
     # --- meta ------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.index.catalog import VECTORS, Catalog
 from gitmem.index.textindex import TextIndex
+from gitmem.index.verify import MANIFEST, manifest
 
 if TYPE_CHECKING:
     from gitmem.index.build import IndexDoc
@@ -176,6 +177,7 @@ class CatchUp:
                 done += len(batch.docs)
                 if progress is not None:
                     progress(done, max(len(files), done))
+        meta[MANIFEST] = manifest(root)  # the text index is committed and its merges done
         catalog.apply((), [], meta)
         if progress is not None and not files:
             progress(0, 0)
@@ -206,10 +208,11 @@ class CatchUp:
         first = catalog.reserve_keys(len(written))
         keyed = [replace(text_doc(d), key=first + n) for n, d in enumerate(written)]
         text.write(keyed, sorted(removed))
+        files = manifest(catalog.path.parent, catalog.meta(MANIFEST))  # what was just written
         catalog.apply(
             removed,
             [(d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in written],
-            {"commit": head or "", "model": self._model_name},
+            {"commit": head or "", "model": self._model_name, MANIFEST: files},
             first,
         )
         if progress is not None and not written:

@@ -24,10 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.errors import GitmemError
-from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
+from gitmem.index import verify
+from gitmem.index.catalog import DB_ERRORS, VECTORS, Catalog, CatalogCorrupt
+from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.semantic import SemanticHalf, cached
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
+from gitmem.index.verify import IndexDamaged
 from gitmem.store.lock import cache_lock
 
 # What writes the index (gitmem.index.build, gitmem.store.store) is imported where it is used: it
@@ -38,7 +41,20 @@ if TYPE_CHECKING:
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
 
-__all__ = ["Index", "IndexedStore", "Progress"]
+__all__ = ["DAMAGE", "Index", "IndexedStore", "Progress", "damaged"]
+
+# What a search of a damaged index raises: the caller rebuilds (`Index.repair`) and asks again.
+DAMAGE: tuple[type[Exception], ...] = (IndexDamaged, CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
+_UNREADABLE: tuple[type[Exception], ...] = (CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
+_SQLITE_DAMAGE = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether `exc`, one of DAMAGE, says a file of the index is damaged: SQLite's errors also
+    say busy, locked or full, which a rebuild would not mend."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return not isinstance(code, int) or code & 0xFF in _SQLITE_DAMAGE
+
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
@@ -131,6 +147,23 @@ class Index:
             self._rebuild(progress)
             self._refresh_readers(self._stamp())  # under the lock: no rebuild lands meanwhile
 
+    def repair(self, damage: BaseException) -> None:
+        """Rebuild an index a search found damaged (one of DAMAGE), with the usual notice.
+        The quick checks at open (gitmem.index.verify) cannot see every damage; a read
+        that meets it ends up here through its caller (gitmem.api.Store.recall)."""
+        reason = getattr(damage, "reason", "") or str(damage) or type(damage).__name__
+        with self._locked():
+            self._clear_dead_builds()
+            self.notices.append(f"search index is damaged ({reason}); rebuilding it from git")
+            self._rebuild(None)
+            self._refresh_readers(self._stamp())
+
+    def verify(self) -> list[str]:
+        """Every damage a full check finds (gitmem.index.verify.check), under the lock so
+        that no catch-up is half-way; for `gitmem doctor`."""
+        with self._locked():
+            return verify.check(self.root, None if self.model is None else self.model.dim)
+
     def _clear_dead_builds(self) -> None:
         """Remove the build directories of rebuilds that died (killed, out of disk): builds
         run under the lock this process holds, so no other is alive, and a partial one can
@@ -195,13 +228,21 @@ class Index:
         except CatalogCorrupt as exc:
             return f"is unreadable ({exc})"
         try:
-            text = TextIndex.open(self.root / "text")
+            damage = verify.quick(self.root, catalog.meta(verify.MANIFEST))
+            text = None if damage else TextIndex.open(self.root / "text")
             built, commit = catalog.meta("model"), catalog.meta("commit")
-        except (CatalogCorrupt, TextIndexCorrupt) as exc:
+        except _UNREADABLE as exc:
             catalog.close()
             return f"is unreadable ({getattr(exc, 'reason', exc)})"  # the caller rebuilds it
-        if built != self.model_name or commit is None:
+        except BaseException as exc:
             catalog.close()
+            if verify.is_panic(exc):  # tantivy's Rust code met a damaged file
+                return f"is unreadable (its keyword index: {exc})"
+            raise
+        if text is None or built != self.model_name or commit is None:
+            catalog.close()
+            if damage:
+                return damage
             if built != self.model_name:
                 return f"was built with {built or 'no model'}, not {self.model_name or 'no model'}"
             return "was never finished"
@@ -233,6 +274,10 @@ class Index:
         return cache_lock(self.store.cache_dir / "index.lock", _LOCK_TIMEOUT, "the search index")
 
     def _update(self, progress: Progress | None) -> None:
+        with translated(self.root):
+            self._update_now(progress)
+
+    def _update_now(self, progress: Progress | None) -> None:
         assert self._catalog is not None and self._text is not None
         old, vectors = self._stamp(), self._vectors_file()
         catalog, text, head = self._catalog, self._text, self.store.head()
@@ -243,11 +288,19 @@ class Index:
             self._compact()
 
     def _rebuild(self, progress: Progress | None) -> None:
+        with translated(self.root):
+            self._rebuild_now(progress)
+
+    def _rebuild_now(self, progress: Progress | None) -> None:
         import shutil  # here: a recall of a current index never rebuilds (~6 ms to import)
 
         self._close()
         fresh = self.root.with_name(f"index.new-{os.getpid()}")
-        self._writer().build(fresh, self.store.head(), progress)
+        try:
+            self._writer().build(fresh, self.store.head(), progress)
+        except BaseException:
+            shutil.rmtree(fresh, ignore_errors=True)  # a partial build may fill the disk
+            raise
         old = self.root.with_name(f"index.old-{os.getpid()}")
         if self.root.exists():
             os.replace(self.root, old)
@@ -304,7 +357,8 @@ class Index:
                 self._scoring_cache[rid] = (updated, weight)
             return {key: (rid, blob) for key, (rid, blob, _, _) in found.items()}
 
-        hits = self._text.search(query, n, allowed, admitted)
+        with verify.text_damage():
+            hits = self._text.search(query, n, allowed, admitted)
         if all(hit.key >= 0 for hit in hits):  # named by key: current and admitted
             return [(hit.id, hit.score) for hit in hits]
         want = n  # a text index with unkeyed documents: check each hit's entry
@@ -318,7 +372,8 @@ class Index:
             if len(out) >= n or len(hits) < want:
                 return out[:n]
             want *= 4
-            hits = self._text.search(query, want, allowed)
+            with verify.text_damage():
+                hits = self._text.search(query, want, allowed)
 
     def has_type(self, name: str) -> bool:
         """Whether the index holds a record of type `name` (see Catalog.has_type)."""
@@ -327,7 +382,8 @@ class Index:
 
     def keyword_ceiling(self, query: str) -> float:
         assert self._text is not None
-        return self._text.ceiling(query)
+        with verify.text_damage():
+            return self._text.ceiling(query)
 
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         """Best-chunk cosine per record; None when there is no model."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gitmem.index.catalog import Catalog
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.rowfacts import RowFacts, StoredFacts
+from gitmem.index.verify import IndexDamaged
 
 if TYPE_CHECKING:
     from gitmem.index.model import ModelRef
@@ -116,7 +117,7 @@ class SemanticHalf:
         facts, path = stored.facts, self._root / stored.vectors  # the file they describe
         try:
             dim = self._model.dim
-            rows = min(path.stat().st_size // (dim * 4), stored.rows)  # as _vector_matrix
+            rows = self._rows_held(path.stat().st_size // (dim * 4), stored.rows, path.name)
         except OSError:
             return None
         if len(facts) < rows:
@@ -224,11 +225,20 @@ class SemanticHalf:
         mapping too (see _vector_matrix)."""
         return cached(self._owner_cache, rows, self._catalog.owners, 400_000)
 
+    def _rows_held(self, held: int, named: int, name: str) -> int:
+        """The rows to rank: the file may hold more than the catalog names (an update appends
+        before its catalog commit), never fewer, unless another process's rebuild swapped in
+        a shorter file (`_vector_matrix` then answers without it): a truncated file is
+        damage, rebuilt by the index's caller."""
+        if held < named and self._same_build():
+            raise IndexDamaged(f"{name} holds {held} vector rows, the catalog {named}")
+        return min(held, named)
+
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file; None when
         the file in place is no longer the build this reader's catalog describes."""
         vectors = self._vectors()
-        rows = min(vectors.rows(), self._catalog.next_row())
+        rows = self._rows_held(vectors.rows(), self._catalog.next_row(), vectors.path.name)
         try:
             stat = vectors.path.stat()
             key: tuple[int, ...] = (rows, stat.st_ino, stat.st_size)

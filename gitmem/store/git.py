@@ -31,6 +31,7 @@ import pygit2
 from gitmem.atomic import TEMP_PREFIX, replace_file
 from gitmem.errors import GitmemError, environment_error
 from gitmem.store.gitread import GitReader, Identity
+from gitmem.store.worktree import refuse_linked
 
 __all__ = ["GitRepo"]
 
@@ -70,6 +71,7 @@ class GitRepo(GitReader):
         Returns the new commit id.
         """
         repo = self._repo
+        refuse_linked(self.root, changes)
         base_tree = repo[parent].peel(pygit2.Tree) if parent else None
         blobs = {
             tuple(path.split("/")): (None if data is None else self._blob(data))
@@ -228,6 +230,7 @@ class GitRepo(GitReader):
 
     def checkout_paths(self, commit_id: str, paths: list[str]) -> None:
         """Make the work tree and the git index match `commit_id` for these paths."""
+        refuse_linked(self.root, paths)
         self._sync_worktree({path: self.blob_at(commit_id, path) for path in paths})
 
     def _sync_worktree(self, files: Mapping[str, bytes | None]) -> None:
@@ -237,7 +240,7 @@ class GitRepo(GitReader):
         for path, data in files.items():
             target = self.root / path
             if data is None:
-                if target.exists():
+                if target.is_symlink() or target.exists():  # a link may point nowhere
                     target.unlink()
                     _prune_empty_dirs(target.parent, self.root)
                 if path in index:

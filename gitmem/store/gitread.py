@@ -7,6 +7,7 @@ PathStatus, Identity), so no other module meets a pygit2 object.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +19,9 @@ import pygit2
 from gitmem.errors import StoreMissing
 
 __all__ = ["Change", "Commit", "GitReader", "Identity", "PathStatus"]
+
+# Tree entries that are not regular files: gitmem never writes them and takes none from a remote.
+_NOT_FILES = frozenset({pygit2.enums.FileMode.LINK, pygit2.enums.FileMode.COMMIT})
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Change:
     path: str
     old: str | None  # blob id before, None when added
     new: str | None  # blob id after, None when deleted
+    link: bool = False  # after: a symbolic link (or a submodule), not a regular file
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,7 @@ class GitReader:
                     path=delta.new_file.path or delta.old_file.path,
                     old=None if old_id == zero else old_id,
                     new=None if new_id == zero else new_id,
+                    link=new_id != zero and delta.new_file.mode in _NOT_FILES,
                 )
             )
         return out
@@ -297,7 +303,9 @@ class GitReader:
         committed = None if head is None else self.entry_id(head, path)
         target = self.root / path
         try:
-            on_disk: str | None = str(pygit2.hash(target.read_bytes()))
+            # A link is what git stores of it, the name it points at, not what it points at.
+            data = os.fsencode(os.readlink(target)) if target.is_symlink() else target.read_bytes()
+            on_disk: str | None = str(pygit2.hash(data))
         except FileNotFoundError:
             on_disk = None
         if on_disk != committed:

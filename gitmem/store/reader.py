@@ -121,6 +121,29 @@ class Reader:
         data = None if path is None or head is None else self.repo.blob_at(head, path)
         return None if data is None else _parse_blob(data, path or "")
 
+    def named_by(self, record_id: str) -> list[tuple[Record, str]]:
+        """Every other record at HEAD that names `record_id` in its links, supersedes or
+        superseded_by, with the key. Reads every record blob (only those holding the id's
+        bytes are parsed): for the rare write that makes a record private, not for reads."""
+        head = self.repo.head()
+        needle = record_id.encode("ascii", "replace")
+        found: list[tuple[Record, str]] = []
+        for path, blob in self.repo.files(head, RECORDS_DIR):
+            if not path.endswith(".md") or path.endswith(f"/{record_id}.md"):
+                continue
+            data = self.repo.blob(blob)
+            if needle not in data:
+                continue
+            try:
+                other = _parse_blob(data, path)
+            except RecordInvalid:
+                continue
+            for key in ("links", "supersedes", "superseded_by"):
+                value = getattr(other, key)
+                if record_id in (value if isinstance(value, tuple) else (value,)):
+                    found.append((other, key))
+        return found
+
     def default_agent(self) -> str:
         """Who writes when nobody says: git's user.name, else "unknown"."""
         identity = self.repo.config_identity()

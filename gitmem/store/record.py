@@ -32,6 +32,7 @@ __all__ = [
     "parse_time",
     "record_path",
     "slugify",
+    "strip_bidi",
 ]
 
 FieldValue = str | tuple[str, ...]
@@ -322,8 +323,9 @@ def format_problems(record: Record) -> list[str]:
         if not tag.strip() or "\n" in tag or "," in tag:
             problems.append(f"tags: {tag!r} must be a non-empty word without commas or newlines")
     for key, value in _texts(record):
-        if _has_bad_characters(value):
-            problems.append(f"{key}: contains control characters or unpaired surrogates")
+        problem = _bad_character(value, lines=key == "body", bidi=key != "body")
+        if problem:
+            problems.append(f"{key}: {problem}")
     if record.created > record.updated:
         problems.append("updated: earlier than created")
     return problems
@@ -332,6 +334,10 @@ def format_problems(record: Record) -> list[str]:
 def _texts(record: Record) -> Iterable[tuple[str, str]]:
     yield "title", record.title
     yield "abstract", record.abstract
+    yield "agent", record.agent
+    yield "source", record.source
+    for tag in record.tags:
+        yield "tags", tag
     yield "body", record.body
     for key, value in record.fields:
         for item in value if isinstance(value, tuple) else (value,):
@@ -340,10 +346,47 @@ def _texts(record: Record) -> Iterable[tuple[str, str]]:
 
 # Compiled on first use, as the emitter's patterns (gitmem.store.recordfile).
 _BAD_CHAR = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]"
+# The bidirectional embeddings, overrides and isolates (not the marks LRM, RLM, ALM): in a
+# one-line value they make `gitmem list` show text in another order than it is stored
+# ("Trojan Source", CVE-2021-42574). A body may hold them: right-to-left prose uses them, and
+# `read` shows a body as the whole it is.
+_BIDI_CHAR = r"[\u202a-\u202e\u2066-\u2069]"
 
 
-def _has_bad_characters(value: str) -> bool:
-    return re.search(_BAD_CHAR, value) is not None
+def strip_bidi(text: str) -> str:
+    """`text` without bidirectional embeddings, overrides and isolates: for a one-line value
+    taken from a body (the abstract gitmem derives), where they are refused."""
+    return re.sub(_BIDI_CHAR, "", text)
+
+
+def _bad_character(value: str, *, lines: bool, bidi: bool) -> str | None:
+    """What is wrong with the first forbidden character of `value`, where it is, and the fix."""
+    found = re.search(_BAD_CHAR, value)
+    if bidi:
+        other = re.search(_BIDI_CHAR, value)
+        if other is not None and (found is None or other.start() < found.start()):
+            found = other
+    if found is None:
+        return None
+    char, at = found.group(), found.start()
+    if lines:
+        line = value.count("\n", 0, at) + 1
+        where = f"line {line}, column {at - (value.rfind(chr(10), 0, at) + 1) + 1}"
+    else:
+        where = f"character {at + 1}"
+    code = f"U+{ord(char):04X}"
+    if "\ud800" <= char <= "\udfff":
+        return f"an unpaired surrogate ({code}) at {where}; it is not text — remove it"
+    if re.match(_BIDI_CHAR, char):
+        name = unicodedata.name(char, "bidirectional control")
+        return (
+            f"the bidirectional control {code} ({name}) at {where} would show the text in "
+            "another order than it is stored; remove it"
+        )
+    return (
+        f"a control character ({code}) at {where}; remove it "
+        "(tab, LF and CR are the only ones allowed)"
+    )
 
 
 def body_problems(body: str, max_bytes: int) -> list[str]:

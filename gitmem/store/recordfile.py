@@ -115,9 +115,12 @@ _CLOSE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
 
 def split(text: str) -> tuple[str, str]:
-    """(frontmatter YAML, body). The one blank line ``dump`` puts after the fence is dropped;
-    a byte-order mark an editor put in front is ignored."""
-    text = text.removeprefix("\ufeff")
+    """(frontmatter YAML, body). The one blank line ``dump`` puts after the fence is dropped."""
+    if text.startswith("\ufeff"):
+        raise RecordInvalid(
+            "starts with a byte-order mark (U+FEFF) before the opening '---'; "
+            "save the file as UTF-8 without a BOM"
+        )
     opening = _OPEN_RE.match(text)
     if opening is None:
         raise RecordInvalid("no frontmatter: the file must start with a '---' line")
@@ -251,11 +254,86 @@ def _fast_list(raw: str) -> list[str] | None:
 
 def _load_yaml(text: str) -> Any:
     """YAML with every scalar left as text. PyYAML loads on first use: writing a record (our
-    own emitter) never needs it, and the import costs a command ~25 ms. libyaml's loader is
+    own emitter) never needs it, and the import costs a command ~25 ms. libyaml's parser is
     used when present (10x faster); both read our canonical output identically."""
     import yaml
 
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+        return yaml.load(text, Loader=_loader())
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from exc
+
+
+# Anchors and aliases are refused as the document is composed, before anything is built from
+# it: ten nested anchors of nine aliases each in 600 bytes expand to 9^10 values once a reader
+# turns them into text (issue 26: 13 GB in `validate`, MemoryError in recall and sync). No
+# record needs them, and gitmem never writes them. Depth is bounded too: Python's composer
+# recurses, and libyaml alone allows 1,000 levels.
+MAX_DEPTH = 16
+
+
+@functools.cache
+def _loader(libyaml: bool = True) -> type:
+    """BaseLoader's reading (every scalar text) with the refusing composer; libyaml's parser
+    when present and asked for, PyYAML's own otherwise (both are tested)."""
+    import yaml
+    from yaml.constructor import BaseConstructor
+    from yaml.events import AliasEvent, CollectionStartEvent
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.resolver import BaseResolver
+    from yaml.scanner import Scanner
+
+    parsing: tuple[type, ...] = (Reader, Scanner, Parser)
+    native: Any = None
+    if libyaml and yaml.__with_libyaml__:
+        from yaml import cyaml
+
+        native = cyaml.CParser  # type: ignore[attr-defined]
+        parsing = (native,)
+
+    class Composer(yaml.composer.Composer):
+        depth = 0
+
+        def compose_node(self: Any, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, AliasEvent) or event.anchor is not None:
+                alias = isinstance(event, AliasEvent)
+                raise RecordInvalid(
+                    f"frontmatter: a YAML {'alias' if alias else 'anchor'} "
+                    f"({'*' if alias else '&'}{event.anchor}) at {_where(event)}; record "
+                    "frontmatter refuses anchors and aliases (they can expand without bound) "
+                    "— write the values out"
+                )
+            if isinstance(event, CollectionStartEvent):
+                if self.depth >= MAX_DEPTH:
+                    raise RecordInvalid(
+                        f"frontmatter: nested more than {MAX_DEPTH} levels deep at "
+                        f"{_where(event)}; a field is text or a flow list of text"
+                    )
+                self.depth += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self.depth -= 1
+            return super().compose_node(parent, index)
+
+    class Loader(Composer, *parsing, BaseConstructor, BaseResolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            if native is not None:
+                native.__init__(self, stream)
+            else:
+                Reader.__init__(self, stream)
+                Scanner.__init__(self)
+                Parser.__init__(self)
+            Composer.__init__(self)
+            BaseConstructor.__init__(self)
+            BaseResolver.__init__(self)
+
+    return Loader
+
+
+def _where(event: Any) -> str:
+    """Where in the file: the frontmatter starts on its second line."""
+    mark = event.start_mark
+    return f"line {mark.line + 2}, column {mark.column + 1}"

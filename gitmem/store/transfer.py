@@ -13,6 +13,7 @@ from gitmem.store.gitread import PathStatus
 from gitmem.store.reader import Reader
 from gitmem.store.record import Record, from_mapping
 from gitmem.store.recordfile import dump, parse
+from gitmem.store.worktree import LINK_FIX, linked_part
 from gitmem.store.writes import SecretPolicy
 
 __all__ = ["ImportPlan", "plan_import", "plan_pending"]
@@ -98,6 +99,13 @@ def plan_pending(
     secret_found = False
     for item in pending:
         target = store.root / item.path
+        linked = linked_part(store.root, item.path)
+        if linked is not None:
+            problems.append(
+                f"{linked}: a symbolic link; gitmem commits regular files only, never a link "
+                f"or what it points at — {LINK_FIX}"
+            )
+            continue
         if item.state == "deleted" or not target.exists():
             files[item.path] = None
             catalog.pop(Path(item.path).stem, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from gitmem.store.record import Record, body_problems
 from gitmem.store.recordfile import parse
 from gitmem.store.schema import check_record
 from gitmem.store.store import Store
+from gitmem.store.worktree import LINK_FIX, linked_part, links_under
 
 __all__ = ["Problem", "validate_files"]
 
@@ -30,9 +32,23 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
     there is a warning, since forgetting a record does not rewrite the ones that mention it.
     """
     records_root = store.root / RECORDS_DIR
-    every = sorted(records_root.rglob("*.md")) if records_root.exists() else []
-    targets = list(paths) or every
     problems: list[Problem] = []
+    links = set(links_under(records_root)) if not paths else set()
+    for link in sorted(links):
+        problems.append(Problem(_relative(store, link) or str(link), _LINKED))
+    every = [
+        path
+        for path in (sorted(records_root.rglob("*.md")) if records_root.exists() else [])
+        if _link_in(store, path) is None
+    ]
+    targets = []
+    for path in paths:
+        linked = _link_in(store, path)
+        if linked is None:
+            targets.append(path)
+        else:
+            problems.append(Problem(linked, _LINKED))
+    targets = targets if paths else every
     parsed: dict[Path, Record] = {}
     known: set[str] = set()
     for path in set(every) | set(targets):
@@ -41,6 +57,7 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
             known.add(parsed[path].id)
         except (UnicodeDecodeError, RecordInvalid, OSError):
             continue
+    private = {r.id for r in parsed.values() if r.scope == "private"}
     claims: dict[str, list[Path]] = {}  # only files at their own place claim an id
     for path, parsed_record in parsed.items():
         if _shown(store, path) == parsed_record.path:
@@ -82,10 +99,55 @@ def validate_files(store: Store, paths: Sequence[Path]) -> list[Problem]:
                     "leaves the id out",
                 )
             )
-        for target in (*record.links, *record.supersedes):
-            if target not in known:
-                problems.append(Problem(shown, f"links: {target} points at no record", "warning"))
+        problems.extend(
+            Problem(shown, m, level) for m, level in _references(record, known, private)
+        )
     return problems
+
+
+def _references(record: Record, known: set[str], private: set[str]) -> list[tuple[str, str]]:
+    """A reference to no record is a warning (forgetting a record does not rewrite the ones
+    that name it); a record that leaves the device naming a private one is an error: the id
+    carries the private title's slug to every device on sync."""
+    out: list[tuple[str, str]] = []
+    named = [("links", t) for t in record.links] + [("supersedes", t) for t in record.supersedes]
+    if record.superseded_by:
+        named.append(("superseded_by", record.superseded_by))
+    for key, target in named:
+        if target not in known:
+            out.append((f"{key}: {target} points at no record", "warning"))
+        elif target in private and record.scope != "private" and target != record.id:
+            out.append(
+                (
+                    f"{key}: {target} is private, and this {record.scope} record would carry "
+                    "its id (a slug of its title) to every device on sync — remove the "
+                    "reference, or make this record private too",
+                    "error",
+                )
+            )
+    return out
+
+
+_LINKED = (
+    f"a symbolic link; gitmem reads regular files only, never what a link points at — {LINK_FIX}"
+)
+
+
+def _relative(store: Store, path: Path) -> str | None:
+    """`path` relative to the store root, without resolving links; None when outside."""
+    absolute = Path(os.path.abspath(path))
+    for root in (store.root, store.root.resolve()):
+        if absolute.is_relative_to(root):
+            return absolute.relative_to(root).as_posix()
+    return None
+
+
+def _link_in(store: Store, path: Path) -> str | None:
+    """The part of `path` that is a symbolic link (a directory on the way, or the file)."""
+    relative = _relative(store, path)
+    if relative is None:
+        return str(path) if path.is_symlink() else None
+    return linked_part(store.root, relative)
 
 
 def _shown(store: Store, path: Path) -> str:

@@ -16,7 +16,7 @@ from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import schema
 from gitmem.store.gitread import Identity
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, body_problems, format_problems, make_id
+from gitmem.store.record import Record, body_problems, format_problems, make_id, strip_bidi
 from gitmem.store.recordfile import dump
 
 __all__ = ["SecretPolicy", "author", "check", "guard_secrets", "message", "new_record"]
@@ -120,6 +120,12 @@ def check(
         elif record.scope != "private" and target not in kept and _is_private(store, target):
             # The id names the private title, and this record leaves the device on sync.
             problems.append(f"links: {target} is private; a {record.scope} record cannot name it")
+    if record.scope == "private" and (previous is None or previous.scope != "private"):
+        problems.extend(
+            _named_problem(record.id, other, key)
+            for other, key in store.named_by(record.id)
+            if other.scope != "private" and (known is None or other.id in known)
+        )
     problems.extend(body_problems(record.body, store.config.max_body_bytes))
     if problems:
         raise RecordInvalid(f"{record.id or record.title}: " + "; ".join(problems), tuple(problems))
@@ -158,6 +164,27 @@ def message(
     return "\n".join(lines) + "\n"
 
 
+def _named_problem(record_id: str, other: Record, key: str) -> str:
+    """Why a record cannot become private while `other`, which leaves the device, names it:
+    its id carries its title's slug (issue 26)."""
+    if key == "superseded_by":
+        return (
+            f"scope: {record_id} replaced the {other.scope} record {other.id}, whose "
+            "superseded_by names it on every device, so it cannot be private — record the "
+            "private text as a new memory instead"
+        )
+    fix = (
+        f"remove it there first (gitmem amend {other.id} --field links=...), or record the "
+        "private text as a new memory"
+        if key == "links"
+        else "record the private text as a new memory instead"
+    )
+    return (
+        f"scope: the {other.scope} record {other.id} names {record_id} in its {key} on every "
+        f"device, so it cannot be private — {fix}"
+    )
+
+
 def _is_private(store: Reader, record_id: str) -> bool:
     target = store.previous(record_id)
     return target is not None and target.scope == "private"
@@ -192,7 +219,7 @@ def _redact_fields(record: Record) -> tuple[Record, tuple[str, ...]]:
 def _abstract_from(body: str) -> str:
     """The body's first line of prose, cut to the abstract limit at a word boundary."""
     for line in body.splitlines():
-        text = line.strip().lstrip("#>*- ").strip()
+        text = strip_bidi(line).strip().lstrip("#>*- ").strip()
         if text and not text.startswith("```"):
             if len(text) <= 240:
                 return text

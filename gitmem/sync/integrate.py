@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.store.lock import LockTimeout
+from gitmem.store.worktree import refuse_linked
 from gitmem.sync.gitcli import Deadline
 from gitmem.sync.merge import Conflict, plan_merge
 from gitmem.sync.publish import Publisher
@@ -61,10 +62,12 @@ def _integrate_locked(store: Store, remote: str, remote_tip: str | None) -> Step
                 f'run "gitmem clone URL NEWPATH"; to publish this one, point the remote at '
                 'an empty repository with "gitmem remote set URL"'
             )
-        if public == head and base == head:
+        arriving = repo.diff(base, remote_tip)
+        linked = any(c.link for c in arriving)
+        if public == head and base == head and not linked:  # a merge leaves a link out
             _fast_forward(store, head, remote_tip)
             new = remote_tip
-            step = Step(new, new, incoming=len(repo.diff(head, remote_tip)), fast_forward=True)
+            step = Step(new, new, incoming=len(arriving), fast_forward=True)
         else:
             plan = plan_merge(repo, base, head, remote_tip)
             message = _merge_message(remote, plan.incoming, plan.conflicts, store.default_agent())
@@ -88,6 +91,7 @@ def _fast_forward(store: Store, head: str, target: str) -> None:
             "there, remove that file, then sync again"
         )
     paths = [c.path for c in repo.diff(head, target)]
+    refuse_linked(store.root, paths)
     _refuse_dirty(store, paths)
     assert store._begin is not None
     store._begin(head, paths)

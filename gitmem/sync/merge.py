@@ -42,7 +42,7 @@ class Conflict:
     """One thing both sides changed, and what the merge kept."""
 
     key: str  # the record id, or the file's path
-    kind: str  # "record", "edit-vs-forget", "file"
+    kind: str  # "record", "edit-vs-forget", "file", "link"
     note: str  # one line for the user
 
 
@@ -57,6 +57,12 @@ class MergePlan:
 
 def plan_merge(repo: GitRepo, base: str, ours: str, theirs: str) -> MergePlan:
     mine, other = repo.diff(base, ours), repo.diff(base, theirs)
+    # A symbolic link (or submodule) the other side added is left out: gitmem keeps regular
+    # files only, and a link would be written into the work tree as its target's name (git
+    # status dirty) or followed out of the store. The merged tree lacks it, so the push
+    # removes it from the remote too; the report names it.
+    links = [c for c in other if c.link]
+    other = [c for c in other if not c.link]
     base_state: dict[str, dict[str, str]] = {}
     for change in (*mine, *other):
         entries = base_state.setdefault(_key(change.path), {})
@@ -79,6 +85,15 @@ def plan_merge(repo: GitRepo, base: str, ours: str, theirs: str) -> MergePlan:
             target, conflict = _resolve(repo, key, o, t)
             conflicts.append(conflict)
         changes.update(_delta(repo, o, target))
+    conflicts.extend(
+        Conflict(
+            c.path,
+            "link",
+            f"{c.path} is a symbolic link (or a submodule) on the remote: left out, and this "
+            "merge removes it there — gitmem keeps regular files only; commit the file itself",
+        )
+        for c in links
+    )
     return MergePlan(changes, incoming, tuple(conflicts))
 
 
