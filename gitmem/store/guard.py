@@ -148,10 +148,30 @@ def redact(text: str) -> tuple[str, list[Finding]]:
     return text, first
 
 
-def describe(finding: Finding, where: str = "") -> str:
-    """One line for a person: where the secret is, what it looks like, and what to do."""
+def describe(finding: Finding, where: str = "", text: str | None = None) -> str:
+    """One line for a person: where the secret is, what it looks like, and what to do.
+
+    Given the record file's `text`, the place names its field too: `line 5 (abstract)`.
+    """
     label = _LABELS.get(finding.kind, finding.kind)
+    field = _field(text, finding.line) if text is not None else None
+    place = f"line {finding.line}" + (f" ({field})" if field else "")
     return (
-        f"{where}line {finding.line}: looks like {label} ({finding.preview}); "
+        f"{where}{place}: looks like {label} ({finding.preview}); "
         "remove it, or pass --redact / --allow-secret"
     )
+
+
+def _field(text: str, line: int) -> str | None:
+    """The frontmatter key (or "body") that line `line` of a record file belongs to."""
+    lines = text.split("\n")
+    if not lines or lines[0] != "---":
+        return None
+    key = None
+    for number, content in enumerate(lines[1:line], start=2):
+        if content == "---":
+            return "body" if number < line else None
+        head = content.split(":", 1)[0]
+        if head and not content[0].isspace() and head.replace("_", "").isalnum():
+            key = head
+    return key
