@@ -19,6 +19,7 @@ from gitmem.store.secretvalues import (
     placeholder,
     prose_password,
     random_enough,
+    uuid,
 )
 
 __all__ = ["RULES", "Classify", "Rule"]
@@ -91,7 +92,10 @@ def _assigned(value: str, *, password: bool) -> str | None:
 
 
 def _flag(match: re.Match[str], text: str) -> str | None:
-    return _assigned(_secret(match, text), password="pass" in match.group("flag"))
+    """`--password X`, `--api-key X`, `<token>X</token>`: by the flag's name, as a key's."""
+    value = _secret(match, text)
+    password = _named(match.group("flag"), value)
+    return None if password is None else _assigned(value, password=password)
 
 
 def _user_password(match: re.Match[str], text: str) -> str | None:
@@ -106,6 +110,15 @@ def _user_password(match: re.Match[str], text: str) -> str | None:
     return "connection-string" if match.re is _URL_PASSWORD else "basic-auth"
 
 
+def _connection_password(match: re.Match[str], text: str) -> str | None:
+    """`;Password=...` in a connection string, where a value is never code: any password
+    but a template, a placeholder or a stand-in (Password=changeme)."""
+    secret = _secret(match, text)
+    if secret[0] in "$%{[" or placeholder(secret) or only_stand_in(secret):
+        return None
+    return "connection-string"
+
+
 _KEY_CHARS = re.compile(r"[\w.-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Key names that hold a secret, in snake_case; `pw` marks the ones that hold a password.
@@ -117,11 +130,23 @@ _SECRET_KEY = re.compile(
 )
 
 
-def _named(key: str) -> bool | None:
-    """Whether a key names a password (True), another secret (False) or neither (None)."""
+# The names under which even a UUID is a secret (Heroku's API keys are UUIDs): a key, a
+# password or a credential, but not any "token" (AWS's ClientToken, LockToken, ChangeToken
+# and the like are UUIDs that only make a request idempotent).
+_UUID_KEY = re.compile(
+    r"passw|passphrase|secret|credential|(?:^|_)(?:api|auth|access|private|app|account|admin"
+    r"|service|master|signing|encryption|license|bot)_?(?:key|token)(?:_|$)|key$"
+)
+
+
+def _named(key: str, value: str = "") -> bool | None:
+    """Whether a key names a password (True), another secret (False) or neither (None), for
+    `value` (a UUID needs a name that says so more clearly than most)."""
     snake = _CAMEL.sub("_", key).lower().replace("-", "_").replace(".", "_")
     named = _SECRET_KEY.search(snake)
     if named is None or _DESCRIBES.search(snake):
+        return None
+    if uuid(value) and _UUID_KEY.search(snake) is None:
         return None
     return named.group("pw") is not None
 
@@ -133,14 +158,15 @@ def _assignment(match: re.Match[str], text: str) -> str | None:
     before = text[max(0, match.start() - 40) : match.start()][::-1]
     head = _KEY_CHARS.match(before)
     key = (head.group()[::-1] if head else "") + text[match.start() : match.end("rest")]
-    password = _named(key)
+    password = _named(key, value)
     return None if password is None else _assigned(value, password=password)
 
 
 def _env_pair(match: re.Match[str], text: str) -> str | None:
     """`name: DB_PASSWORD` then `value: ...`: a Kubernetes, ECS or Actions environment entry."""
-    password = _named(text[match.start("key") : match.end("key")])
-    return None if password is None else _assigned(_secret(match, text), password=password)
+    value = _secret(match, text)
+    password = _named(text[match.start("key") : match.end("key")], value)
+    return None if password is None else _assigned(value, password=password)
 
 
 def _prose(match: re.Match[str], text: str) -> str | None:
@@ -295,6 +321,11 @@ RULES = (
     _rule(r"(?P<s>pypi-AgE[\w-]{50,})", _token("pypi-token")),
     _rule(r"(?P<s>eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{16,})(?![\w-])", _token("jwt")),
     Rule(_URL_PASSWORD, _user_password),
+    _rule(  # ODBC, ADO.NET and JDBC: Server=...;User Id=sa;Password=...;
+        r";[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\s\"']{6,400})",
+        _connection_password,
+        folded=True,
+    ),
     _rule(r"-u(?:ser)?[ \t]+([\"']?)(?P<user>[^\s:\"']+):(?P<s>[^\s\"']+)\1", _user_password),
     _rule(r"bearer[ \t]+(?P<s>[\w.~+/-]{12,}=*)", _random_value("bearer-token"), folded=True),
     _rule(

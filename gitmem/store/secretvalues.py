@@ -19,6 +19,7 @@ __all__ = [
     "placeholder",
     "prose_password",
     "random_enough",
+    "uuid",
 ]
 
 
@@ -40,6 +41,7 @@ _NON_SECRET_SHAPE = re.compile(
     r"\$|%\w+%$|(?:sha\d+|md5)[:-]|v?\d+\.\d+\.\d+|\d{4}-\d{2}-\d{2}"
     r"|(?:~|\.{1,2})?/(?:[\w.-]{1,24}/)*[\w.-]{0,24}$|[a-z]:\\|[\w.+-]+@[\w-]+\.[\w.]+$"
 )
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Words that make an assignment's value a stand-in; compared after undoing "l33t" spelling.
 _STAND_IN = re.compile(
     r"password|passwd|secret|token|test|admin|letmein|qwerty|12345|abcdef|hunter|foobar"
@@ -50,6 +52,7 @@ _DIGIT = re.compile(r"\d")
 _SPACE = re.compile(r"\s")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*|[A-Z_][A-Z0-9_]*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
+_TRAILING_DIGITS = re.compile(r"[a-z]\d{2,}$")  # orchard_falcon42: a person's password
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 # Characters that mark code or markup rather than a password written in a sentence.
 _CODE = re.compile(r"[()\[\]{}<>=%\\|]|\$[\w{(]")
@@ -111,6 +114,10 @@ def only_stand_in(value: str) -> bool:
     return len(rest) <= 3 or not any(char.isalpha() for char in rest)
 
 
+def uuid(value: str) -> bool:
+    return _UUID.fullmatch(value.lower()) is not None
+
+
 def random_enough(value: str, *, password: bool = False) -> bool:
     """Whether an assignment's value looks like a real secret rather than a name or stand-in.
 
@@ -125,11 +132,10 @@ def random_enough(value: str, *, password: bool = False) -> bool:
     if any(mark in low for mark in _REFERENCE_MARKS):
         return False
     has_digit = _DIGIT.search(value) is not None
-    named = _SNAKE.fullmatch(value) or (
-        "." in value and all(_NAME.fullmatch(part) for part in value.split("."))
-    )
-    if named and not (password and has_digit):
-        return False  # a snake_case, CONSTANT_CASE or dotted name (settings.API_KEY): a variable
+    if "." in value and all(_NAME.fullmatch(part) for part in value.split(".")):
+        return False  # a dotted name (settings.API_KEY, base64.b64decode): code
+    if _SNAKE.fullmatch(value) and not (password and _TRAILING_DIGITS.search(value)):
+        return False  # a snake_case or CONSTANT_CASE name (user_password): a variable
     if not has_digit and _IDENTIFIER.fullmatch(value):
         # camelCase names are mostly lower case; random letters are about half upper case.
         upper = sum(c.isupper() for c in value)
