@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import provider_corpus  # found beside this script: Python puts its folder on the path
 import secrets_corpus
+from _common import machine
 
 from gitmem.store.guard import scan
 
@@ -165,11 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     if other is None and not args.no_detect_secrets:
         print("detect-secrets is not installed (pip install -e '.[dev]'): the guard alone")
     figures = {
+        "machine": {**machine(), "load": os.getloadavg()[0]},
         "providers": measure_corpus(provider_corpus.corpus(), other),
         "own": measure_corpus(secrets_corpus.corpus(), other),
     }
     _print("provider corpus (benchmarks/provider_corpus.py)", figures["providers"])
     _print("own corpus (benchmarks/secrets_corpus.py)", figures["own"])
+    print(f"load average at the start: {figures['machine']['load']:.1f}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
