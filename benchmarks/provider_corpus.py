@@ -303,7 +303,8 @@ def _jwt(rng: random.Random) -> str:
         return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
 
     head = part({"alg": rng.choice(("HS256", "RS256")), "typ": "JWT"})
-    body = part({"sub": str(rng.randint(1, 10**9)), "iat": rng.randint(1_600_000_000, 1_800_000_000)})
+    issued = rng.randint(1_600_000_000, 1_800_000_000)
+    body = part({"sub": str(rng.randint(1, 10**9)), "iat": issued})
     token = f"{head}.{body}.{_chars(rng, B64URL, rng.choice((43, 86, 342)))}"
     return _anywhere(rng, "ID_TOKEN", token)
 
