@@ -91,6 +91,12 @@ def test_the_provider_corpus_is_deterministic(corpus) -> None:  # type: ignore[n
         (lambda r: f"HRKU-AA{chars(r, ALNUM + '_-', 58)}", "heroku-api-key"),
         (lambda r: f"DO token dop_v1_{chars(r, HEX, 64)}", "digitalocean-token"),
         (lambda r: f"shpat_{chars(r, HEX, 32)}", "shopify-token"),
+        (lambda r: f"the wifi password is B={chars(r, ALNUM, 12)}#7 (lab)", "prose-password"),
+        (
+            lambda r: f"Password for the shared test account: pepper{r.randint(1000, 9999)}",
+            "prose-password",
+        ),
+        (lambda r: f'headers = {{"Authorization": "Basic {chars(r, ALNUM, 28)}=="}}', "basic-auth"),
         (lambda r: f'- name: DB_PASSWORD\n  value: "{chars(r, ALNUM, 20)}"', "password-assignment"),
     ],
 )
@@ -131,6 +137,8 @@ def test_a_uuid_under_another_name_is_not(name: str) -> None:
         "Password: see the team vault (ask #infra for access).",
         "admin / v2 of the dashboard",
         "the passwords in v1.2.3 were hashed with bcrypt",
+        # MongoDB's documentation example: a host reserved for documentation (RFC 2606)
+        "mongodb://myDBReader:D1fficultP%40ssw0rd@mongodb0.example.com:27017/?authSource=admin",
     ],
 )
 def test_prose_about_passwords_is_not_a_password(text: str) -> None:

@@ -107,7 +107,17 @@ def _user_password(match: re.Match[str], text: str) -> str | None:
         return None  # too short to matter, the dev default "guest:guest", or a template
     if only_stand_in(secret):
         return None
+    if match.re is _URL_PASSWORD and _DOCS_HOST.match(text, match.end("s") + 1):
+        return None  # a host reserved for documentation (RFC 2606): MongoDB's own example
     return "connection-string" if match.re is _URL_PASSWORD else "basic-auth"
+
+
+# Hosts no real credential points at: example.com/.org/.net and the .example, .test and
+# .invalid top-level domains, reserved for documentation and tests (RFC 2606, RFC 6761).
+_DOCS_HOST = re.compile(
+    r"(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid))(?![\w.-])",
+    re.IGNORECASE,
+)
 
 
 def _connection_password(match: re.Match[str], text: str) -> str | None:
@@ -329,7 +339,7 @@ RULES = (
     _rule(r"-u(?:ser)?[ \t]+([\"']?)(?P<user>[^\s:\"']+):(?P<s>[^\s\"']+)\1", _user_password),
     _rule(r"bearer[ \t]+(?P<s>[\w.~+/-]{12,}=*)", _random_value("bearer-token"), folded=True),
     _rule(
-        r"authorization:[ \t]*basic[ \t]+(?P<s>[a-z0-9+/]{12,}={0,2})",
+        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+(?P<s>[a-z0-9+/]{12,}={0,2})",
         _random_value("basic-auth"),
         folded=True,
     ),
