@@ -19,6 +19,7 @@ from conftest import assert_clean, git
 from test_sync import make_clone
 
 from gitmem.api import Store
+from gitmem.errors import GitmemError
 from gitmem.sync.purge import PENDING_NAME
 from gitmem.sync.sync import sync
 
@@ -246,3 +247,19 @@ def test_sync_after_purge_never_overwrites_another_devices_push(remote: Path, gm
     assert result.code == 1 and "moved since the purge" in result.err
     assert git(remote, "rev-parse", "main") == tip  # nothing of b's was overwritten
     assert (a.root / ".git" / PENDING_NAME).exists()
+
+
+def test_a_sync_that_fetched_before_a_purge_finished_merges_nothing(remote: Path, gm) -> None:  # type: ignore[no-untyped-def]
+    from gitmem.sync.gitcli import Deadline
+    from gitmem.sync.integrate import integrate
+
+    a = make_clone(remote, "a")
+    a.record("fact", f"Deploy with {token()} today.", title="Deploy", secrets="allow")
+    sync(a, os.environ)
+    old_tip = git(remote, "rev-parse", "main").strip()
+    assert gm("purge", "--text", token(), CONFIRM, "--store", str(a.root)).code == 0
+    head = git(a.root, "rev-parse", "HEAD")
+    # What a sync that fetched the old history just before the purge would integrate.
+    with pytest.raises(GitmemError, match="purged while this sync fetched"):
+        integrate(Store.open(a.root), "origin", old_tip, Deadline.after(10))
+    assert git(a.root, "rev-parse", "HEAD") == head
