@@ -263,3 +263,21 @@ def test_a_sync_that_fetched_before_a_purge_finished_merges_nothing(remote: Path
     with pytest.raises(GitmemError, match="purged while this sync fetched"):
         integrate(Store.open(a.root), "origin", old_tip, Deadline.after(10))
     assert git(a.root, "rev-parse", "HEAD") == head
+
+
+def test_purge_keeps_private_records_on_the_device(remote: Path, gm) -> None:  # type: ignore[no-untyped-def]
+    a = make_clone(remote, "a")
+    a.record("fact", "Only on this laptop: the home router.", title="Home", scope="private")
+    a.record("fact", f"Deploy with {token()} today.", title="Deploy", secrets="allow")
+    sync(a, os.environ)
+    assert "home router" not in reachable(remote)
+    assert gm("purge", "--text", token(), CONFIRM, "--store", str(a.root)).code == 0
+    a.record("fact", "After the purge.", title="After")
+    sync(Store.open(a.root), os.environ)
+    shared = reachable(remote)
+    assert token() not in shared and "home router" not in shared and "After the purge." in shared
+    assert "home router" in git(a.root, "log", "-p")  # still here, in local history
+    fresh = make_clone(remote, "fresh")
+    assert sorted(fresh.catalog()) == sorted(
+        rid for rid in Store.open(a.root).catalog() if not rid.startswith("home-")
+    )
