@@ -6,6 +6,7 @@ The leaked value is built at run time, so this file holds no literal credential.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import string
@@ -142,6 +143,11 @@ def test_purge_of_a_record_drops_every_version_of_it(leaky, gm) -> None:  # type
     others = {p: b for p, b in blobs(store.root).items() if ids["leak"] not in p}
     result = gm("purge", "--record", ids["leak"], CONFIRM, "--json")
     assert result.code == 0, result.err
+    answer = json.loads(result.out)  # the schema docs/cli.md gives
+    assert set(answer) == {
+        "head_before", "head_after", "blobs_changed", "paths", "remote", "url", "push_pending"
+    }  # fmt: skip
+    assert answer["blobs_changed"] == 2 and answer["remote"] is None
     assert ids["leak"] not in "".join(blobs(store.root))
     assert token().encode() not in all_objects(store.root)
     assert blobs(store.root) == others

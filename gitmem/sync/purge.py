@@ -94,7 +94,8 @@ def purge(
         raise GitmemError(f"{store.root} has no commit yet: nothing to purge")
     with store._exclusive(timeout=10.0):
         _refuse_unsafe(store, env, remote)
-        paths = _record_paths(store.root, env, record) if record else ()
+        versions = _record_versions(store.root, env, record) if record else ()
+        paths = tuple(sorted({path for _oid, path in versions}))
         if record and not paths:
             raise NotFound(f"no version of a record {record} in the history of {store.root}")
         before = _holding(store.root, env, needles) if needles else ()
@@ -118,7 +119,7 @@ def purge(
     return PurgeResult(
         head_before=head,
         head_after=repo.head(),
-        blobs_changed=len(before) if needles else len(paths),
+        blobs_changed=len(before) if needles else len({oid for oid, _path in versions}),
         paths=tuple(sorted({p for _oid, p in before if p})) if needles else paths,
         remote=remote if tracking else None,
         url=shown_url(url) if url else None,
@@ -145,14 +146,16 @@ def _git(root: Path, env: Mapping[str, str], args: list[str]) -> str:
     return run_git(args, cwd=root, env=env, deadline=Deadline.after(600), what=f"git {args[0]}")
 
 
-def _record_paths(root: Path, env: Mapping[str, str], record: str) -> tuple[str, ...]:
-    """Every path a version of the record had (its file moves with its type or month)."""
+def _record_versions(
+    root: Path, env: Mapping[str, str], record: str
+) -> tuple[tuple[str, str], ...]:
+    """Every version of the record, as (blob id, path): its file moves with its type or month."""
     listing = _git(root, env, ["rev-list", "--all", "--objects"])
     name = f"/{record}.md"
     found = {
-        line.split(" ", 1)[1]
-        for line in listing.splitlines()
-        if " records/" in line and line.endswith(name)
+        (oid, path)
+        for oid, _, path in (line.partition(" ") for line in listing.splitlines())
+        if path.startswith("records/") and path.endswith(name)
     }
     return tuple(sorted(found))
 
