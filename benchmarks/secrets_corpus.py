@@ -619,17 +619,27 @@ PER_SECRET_FAMILY = 4
 PER_LOOKALIKE_FAMILY = 16
 
 
-def corpus(seed: int = SEED) -> list[tuple[str, bool, str]]:
-    """The labelled corpus: ``(text, contains_secret, family)``, the same for the same seed."""
+Maker = Callable[[random.Random], str]
+
+
+def labelled(
+    seed: int, secrets: dict[str, Maker], per_secret: int, lookalikes: dict[str, Maker], per: int
+) -> list[tuple[str, bool, str]]:
+    """Records made by each maker in turn from one seeded generator: ``(text, secret, kind)``."""
     rng = random.Random(seed)
     items = [
         (_record(rng, make(rng)), True, family)
-        for family, make in SECRETS.items()
-        for _ in range(PER_SECRET_FAMILY)
+        for family, make in secrets.items()
+        for _ in range(per_secret)
     ]
     items += [
         (_record(rng, make(rng)), False, family)
-        for family, make in LOOKALIKES.items()
-        for _ in range(PER_LOOKALIKE_FAMILY)
+        for family, make in lookalikes.items()
+        for _ in range(per)
     ]
     return items
+
+
+def corpus(seed: int = SEED) -> list[tuple[str, bool, str]]:
+    """The labelled corpus: ``(text, contains_secret, family)``, the same for the same seed."""
+    return labelled(seed, SECRETS, PER_SECRET_FAMILY, LOOKALIKES, PER_LOOKALIKE_FAMILY)

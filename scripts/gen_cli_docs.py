@@ -257,12 +257,45 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "Each `{key, kind, note}`: the record id or file path both sides changed, "
                 "`record`, `edit-vs-forget` or `file`, and what was kept.",
             ),
-            ("notes", "array of string", "Repairs made on the way (a corrupt tracking ref)."),
+            (
+                "notes",
+                "array of string",
+                "Repairs made on the way (a corrupt tracking ref), and the forced push that "
+                "replaced the remote's history after a `gitmem purge`.",
+            ),
             (
                 "index",
                 "string",
                 "`current` (caught up), `behind` (the next recall catches up), `unchanged` "
                 "or `skipped` (`--no-index`).",
+            ),
+        ],
+    ),
+    (
+        "Purge",
+        "`purge --json`",
+        "One object; exit 0 when purged, 1 when refused (nothing changed), 2 on a usage error. "
+        "No field holds the purged text.",
+        [
+            ("head_before", "string", "HEAD before the purge."),
+            ("head_after", "string or null", "HEAD after it (the commit ids changed)."),
+            (
+                "blobs_changed",
+                "integer",
+                "Versions of files that held the text, or the record's versions dropped.",
+            ),
+            ("paths", "array of string", "The files that had a version changed or dropped."),
+            (
+                "remote",
+                "string or null",
+                "The remote whose history still holds the text (it was pushed there); "
+                "`null` when nothing was ever pushed.",
+            ),
+            ("url", "string or null", "Its URL as `sync --json` shows it."),
+            (
+                "push_pending",
+                "boolean",
+                "Whether the next `gitmem sync` replaces the remote's history (a forced push).",
             ),
         ],
     ),

@@ -44,7 +44,19 @@ _LABELS = {
     "slack-token": "a Slack token",
     "slack-webhook": "a Slack webhook URL",
     "stripe-secret-key": "a Stripe live secret key",
+    "stripe-webhook-secret": "a Stripe webhook signing secret",
     "sendgrid-api-key": "a SendGrid API key",
+    "twilio-api-key": "a Twilio API key",
+    "twilio-auth-token": "a Twilio auth token",
+    "mailgun-api-key": "a Mailgun API key",
+    "heroku-api-key": "a Heroku API key",
+    "digitalocean-token": "a DigitalOcean token",
+    "shopify-token": "a Shopify access token",
+    "discord-token": "a Discord bot token",
+    "discord-webhook": "a Discord webhook URL",
+    "telegram-bot-token": "a Telegram bot token",
+    "azure-client-secret": "an Azure AD client secret",
+    "azure-sas-signature": "an Azure shared-access signature",
     "google-oauth-client-secret": "a Google OAuth client secret",
     "npm-token": "an npm token",
     "pypi-token": "a PyPI token",
@@ -53,6 +65,7 @@ _LABELS = {
     "bearer-token": "a bearer token",
     "basic-auth": "HTTP basic-auth credentials",
     "password-assignment": "a hard-coded password",
+    "prose-password": "a password written in a sentence",
     "secret-assignment": "a hard-coded secret",
 }
 
@@ -73,6 +86,11 @@ def _spans(text: str) -> tuple[list[int], dict[int, tuple[int, str]]]:
     for rule in RULES:
         for match in rule.pattern.finditer(folded if rule.folded else text):
             start, end = match.span("s")
+            if rule.lead is not None:  # the part of the secret before the rule's literal
+                head = rule.lead.search(text, max(0, start - 64), start)
+                if head is None:
+                    continue
+                start = head.start()
             i = bisect.bisect_right(starts, start)
             if (i and spans[starts[i - 1]][0] > start) or (i < len(starts) and starts[i] < end):
                 continue
@@ -89,7 +107,9 @@ def _spans(text: str) -> tuple[list[int], dict[int, tuple[int, str]]]:
 
 def _preview(secret: str, kind: str) -> str:
     if kind == "private-key":
-        # The BEGIN line names the key type and holds no key material.
+        # The BEGIN line (a PuTTY file's first line) names the key type and holds no key material.
+        if secret.startswith("PuTTY"):
+            return secret.partition("\n")[0].rstrip()
         return secret.split("-----")[1].join(("-----", "-----"))
     keep = min(4, len(secret) // 5)
     return f"{secret[:keep]}…{secret[-keep:]}" if keep else "…"
@@ -128,10 +148,30 @@ def redact(text: str) -> tuple[str, list[Finding]]:
     return text, first
 
 
-def describe(finding: Finding, where: str = "") -> str:
-    """One line for a person: where the secret is, what it looks like, and what to do."""
+def describe(finding: Finding, where: str = "", text: str | None = None) -> str:
+    """One line for a person: where the secret is, what it looks like, and what to do.
+
+    Given the record file's `text`, the place names its field too: `line 5 (abstract)`.
+    """
     label = _LABELS.get(finding.kind, finding.kind)
+    field = _field(text, finding.line) if text is not None else None
+    place = f"line {finding.line}" + (f" ({field})" if field else "")
     return (
-        f"{where}line {finding.line}: looks like {label} ({finding.preview}); "
+        f"{where}{place}: looks like {label} ({finding.preview}); "
         "remove it, or pass --redact / --allow-secret"
     )
+
+
+def _field(text: str, line: int) -> str | None:
+    """The frontmatter key (or "body") that line `line` of a record file belongs to."""
+    lines = text.split("\n")
+    if not lines or lines[0] != "---":
+        return None
+    key = None
+    for number, content in enumerate(lines[1:line], start=2):
+        if content == "---":
+            return "body" if number < line else None
+        head = content.split(":", 1)[0]
+        if head and not content[0].isspace() and head.replace("_", "").isalnum():
+            key = head
+    return key

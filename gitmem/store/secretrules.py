@@ -9,44 +9,22 @@ import and run once over the text; the slower checks run only on its matches.
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from gitmem.store.secretvalues import (
+    entropy,
+    only_stand_in,
+    placeholder,
+    prose_password,
+    random_enough,
+    uuid,
+)
 
 __all__ = ["RULES", "Classify", "Rule"]
 
 
-# Marks that real credentials never contain but documentation and templates do. A run of one
-# repeated character ("ghp_XXXX...") is left to the entropy threshold.
-_PLACEHOLDER_MARKS = (
-    "example", "sample", "dummy", "fake", "placeholder", "redacted", "changeme", "your",
-    "xxxx", r"\*\*\*", r"\.\.\.", "<", ">", r"\$\{", r"\{\{",
-)  # fmt: skip
-_PLACEHOLDER = re.compile("|".join(_PLACEHOLDER_MARKS))
-# Substrings that make an assignment's value a reference to a secret rather than the secret.
-_REFERENCE_MARKS = (
-    "$(", "%(", "{", "}", "os.environ", "getenv", "process.env", "env[", "vault:", "://",
-)  # fmt: skip
-# Whole values that are common non-secrets: shell variables, UUIDs, digests, versions, dates,
-# paths and e-mail addresses. Matched from the start of the lower-cased value.
-_NON_SECRET_SHAPE = re.compile(
-    r"\$|%\w+%$|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
-    r"|(?:sha\d+|md5)[:-]|v?\d+\.\d+\.\d+|\d{4}-\d{2}-\d{2}"
-    r"|(?:~|\.{1,2})?/(?:[\w.-]{1,24}/)*[\w.-]{0,24}$|[a-z]:\\|[\w.+-]+@[\w-]+\.[\w.]+$"
-)
-# Words that make an assignment's value a stand-in; compared after undoing "l33t" spelling.
-_STAND_IN = re.compile(
-    r"password|passwd|secret|token|test|admin|letmein|qwerty|12345|abcdef|hunter|foobar"
-    r"|todo|fixme|replace|insert|enter|here|default|none|null|true|false"
-)
-_LEET = str.maketrans("013457@$!", "oleastasi")
-_DIGIT = re.compile(r"\d")
-_SPACE = re.compile(r"\s")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_NAME = re.compile(r"[a-z_][a-z0-9_]*|[A-Z_][A-Z0-9_]*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
-_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 # Key names whose value describes a secret without being one (token_url, password_file,
 # max_tokens, secret_name, page_token ...). Applied to the snake_case form of the key.
 _DESCRIBES = re.compile(
@@ -59,84 +37,6 @@ _DESCRIBES = re.compile(
 )
 
 
-_SAMPLE = 512  # characters of a value enough to judge it, and the size of the table below
-_C_LOG_C = tuple(c * math.log2(c) if c else 0.0 for c in range(_SAMPLE + 1))
-
-
-def _entropy(value: str) -> float:
-    """Shannon entropy in bits per character, of at most the first _SAMPLE characters."""
-    value = value[:_SAMPLE]
-    n = len(value)
-    return math.log2(n) - sum(map(_C_LOG_C.__getitem__, Counter(value).values())) / n
-
-
-def _classes(value: str) -> int:
-    """How many of lower case, upper case, digits and other characters the value mixes."""
-    has_lower, has_upper = value != value.upper(), value != value.lower()
-    return has_lower + has_upper + bool(_DIGIT.search(value)) + (not value.isalnum())
-
-
-def _placeholder(value: str) -> bool:
-    return _PLACEHOLDER.search(value.lower()) is not None
-
-
-def _stand_in_mask(value: str) -> list[bool]:
-    """Which characters of `value` belong to a stand-in word, read as written (12345) or
-    with digits and symbols read as letters (p@ssw0rd)."""
-    low = value.lower()
-    covered = [False] * len(value)
-    for form in (low, low.translate(_LEET)):  # translate keeps every character's place
-        for match in _STAND_IN.finditer(form):
-            covered[match.start() : match.end()] = [True] * (match.end() - match.start())
-    return covered
-
-
-def _mostly_stand_in(value: str) -> bool:
-    """Whether stand-in words (p@ssw0rd2024, changeme_test) are most of `value`: inside a
-    long random value the same letters turn up by chance ("gT35t" reads as "gtest")."""
-    stand_in = sum(_stand_in_mask(value))
-    return stand_in > 0 and stand_in * 5 >= len(value) * 2
-
-
-def _only_stand_in(value: str) -> bool:
-    """Whether `value` is stand-in words and little else: they are most of it, and what is
-    left is digits and symbols (password123, p@ssw0rd2024, secret!) or at most three
-    characters. A password that merely contains one ("cUFa1se!XydGix" reads as "cufalse",
-    "qA7true9", "830173572948" as "...test...") is a password."""
-    if not _mostly_stand_in(value):  # digits read as a word by chance: "7357" as "test"
-        return False
-    covered = _stand_in_mask(value)
-    rest = [char for char, stand_in in zip(value, covered, strict=True) if not stand_in]
-    return len(rest) <= 3 or not any(char.isalpha() for char in rest)
-
-
-def _random_enough(value: str, *, password: bool = False) -> bool:
-    """Whether an assignment's value looks like a real secret rather than a name or stand-in."""
-    if not (8 if password else 12) <= len(value) <= 400 or _SPACE.search(value):
-        return False
-    low = value.lower()
-    if _placeholder(value) or _NON_SECRET_SHAPE.match(low):
-        return False
-    if any(mark in low for mark in _REFERENCE_MARKS):
-        return False
-    has_digit = _DIGIT.search(value) is not None
-    if _SNAKE.fullmatch(value) or (
-        "." in value and all(_NAME.fullmatch(part) for part in value.split("."))
-    ):
-        return False  # a snake_case, CONSTANT_CASE or dotted name (settings.API_KEY): a variable
-    if not has_digit and _IDENTIFIER.fullmatch(value):
-        # camelCase names are mostly lower case; random letters are about half upper case.
-        upper = sum(c.isupper() for c in value)
-        if not 0.35 * len(value) < upper < len(value):
-            return False
-    if _mostly_stand_in(value):
-        return False
-    classes, entropy = _classes(value), _entropy(value)
-    if password:
-        return entropy >= 2.5 and (classes >= 3 or (classes >= 2 and len(value) >= 10))
-    return entropy >= 3.0 and classes >= 2 and (has_digit or classes >= 3 or value.isalpha())
-
-
 Classify = Callable[[re.Match[str], str], str | None]
 
 
@@ -147,6 +47,9 @@ class Rule:
     # Matched against the text with ASCII folded to lower case: re's fast literal-prefix search
     # does not work under IGNORECASE, and case-blind keys (Password, BEARER) need it.
     folded: bool = False
+    # What must stand just before the match, as part of the secret (the bot id of a Telegram
+    # token): rules that begin with a literal for speed find the rest of their secret here.
+    lead: re.Pattern[str] | None = None
 
 
 def _secret(match: re.Match[str], text: str) -> str:
@@ -154,14 +57,17 @@ def _secret(match: re.Match[str], text: str) -> str:
     return text[match.start("s") : match.end("s")]
 
 
-def _token(kind: str, min_entropy: float = 3.0) -> Classify:
-    """A vendor token: trusted on shape, unless glued to a word or clearly a stand-in."""
+def _token(kind: str, min_entropy: float = 3.0, *, lead: bool = False) -> Classify:
+    """A vendor token: trusted on shape, unless glued to a word or clearly a stand-in.
+
+    With `lead`, the rule's lead pattern has found the token's start and checked what is
+    before it."""
 
     def classify(match: re.Match[str], text: str) -> str | None:
         start, secret = match.start("s"), _secret(match, text)
-        if start and text[start - 1].isalnum():
+        if not lead and start and text[start - 1].isalnum():
             return None
-        if _placeholder(secret) or _entropy(secret) < min_entropy:
+        if placeholder(secret) or entropy(secret) < min_entropy:
             return None
         return kind
 
@@ -174,19 +80,22 @@ def _private_key(match: re.Match[str], text: str) -> str | None:
 
 def _random_value(kind: str, *, password: bool = False) -> Classify:
     def classify(match: re.Match[str], text: str) -> str | None:
-        return kind if _random_enough(_secret(match, text), password=password) else None
+        return kind if random_enough(_secret(match, text), password=password) else None
 
     return classify
 
 
 def _assigned(value: str, *, password: bool) -> str | None:
-    if not _random_enough(value, password=password):
+    if not random_enough(value, password=password):
         return None
     return "password-assignment" if password else "secret-assignment"
 
 
 def _flag(match: re.Match[str], text: str) -> str | None:
-    return _assigned(_secret(match, text), password="pass" in match.group("flag"))
+    """`--password X`, `--api-key X`, `<token>X</token>`: by the flag's name, as a key's."""
+    value = _secret(match, text)
+    password = _named(match.group("flag"), value)
+    return None if password is None else _assigned(value, password=password)
 
 
 def _user_password(match: re.Match[str], text: str) -> str | None:
@@ -194,11 +103,30 @@ def _user_password(match: re.Match[str], text: str) -> str | None:
     if match.re is _URL_PASSWORD and not (match.start() and text[match.start() - 1].isalnum()):
         return None  # "://" without a scheme in front
     user, secret = match.group("user"), _secret(match, text)
-    if len(secret) < 6 or secret == user or secret[0] in "$%{[" or _placeholder(secret):
+    if len(secret) < 6 or secret == user or secret[0] in "$%{[" or placeholder(secret):
         return None  # too short to matter, the dev default "guest:guest", or a template
-    if _only_stand_in(secret):
+    if only_stand_in(secret):
         return None
+    if match.re is _URL_PASSWORD and _DOCS_HOST.match(text, match.end("s") + 1):
+        return None  # a host reserved for documentation (RFC 2606): MongoDB's own example
     return "connection-string" if match.re is _URL_PASSWORD else "basic-auth"
+
+
+# Hosts no real credential points at: example.com/.org/.net and the .example, .test and
+# .invalid top-level domains, reserved for documentation and tests (RFC 2606, RFC 6761).
+_DOCS_HOST = re.compile(
+    r"(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid))(?![\w.-])",
+    re.IGNORECASE,
+)
+
+
+def _connection_password(match: re.Match[str], text: str) -> str | None:
+    """`;Password=...` in a connection string, where a value is never code: any password
+    but a template, a placeholder or a stand-in (Password=changeme)."""
+    secret = _secret(match, text)
+    if secret[0] in "$%{[" or placeholder(secret) or only_stand_in(secret):
+        return None
+    return "connection-string"
 
 
 _KEY_CHARS = re.compile(r"[\w.-]+")
@@ -207,22 +135,72 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_KEY = re.compile(
     r"(?P<pw>passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd)(?:_|$)|pwd$)|secret|token(?!i)"
     r"|(?:api|access|private|auth|signing|encryption|master|session|account|client|app"
-    r"|consumer|shared|storage|service|license)_?key|credential"
+    r"|consumer|shared|storage|service|license|admin|write|deploy|hmac|jwt|webhook|root"
+    r"|ingest|bot|merchant|integration|management)_?key|credential"
 )
 
 
-def _assignment(match: re.Match[str], text: str) -> str | None:
-    value = _secret(match, text)
-    if len(value) < 8 or _SPACE.search(value):
-        return None  # the common case in prose and code, so settled before the key is parsed
-    before = text[max(0, match.start() - 40) : match.start()][::-1]
-    head = _KEY_CHARS.match(before)
-    key = (head.group()[::-1] if head else "") + text[match.start() : match.end("rest")]
+# The names under which even a UUID is a secret (Heroku's API keys are UUIDs): a key, a
+# password or a credential, but not any "token" (AWS's ClientToken, LockToken, ChangeToken
+# and the like are UUIDs that only make a request idempotent).
+_UUID_KEY = re.compile(
+    r"passw|passphrase|secret|credential|(?:^|_)(?:api|auth|access|private|app|account|admin"
+    r"|service|master|signing|encryption|license|bot)_?(?:key|token)(?:_|$)|key$"
+)
+
+
+def _named(key: str, value: str = "") -> bool | None:
+    """Whether a key names a password (True), another secret (False) or neither (None), for
+    `value` (a UUID needs a name that says so more clearly than most)."""
     snake = _CAMEL.sub("_", key).lower().replace("-", "_").replace(".", "_")
     named = _SECRET_KEY.search(snake)
     if named is None or _DESCRIBES.search(snake):
         return None
-    return _assigned(value, password=named.group("pw") is not None)
+    if uuid(value) and _UUID_KEY.search(snake) is None:
+        return None
+    return named.group("pw") is not None
+
+
+def _assignment(match: re.Match[str], text: str) -> str | None:
+    value = _secret(match, text)
+    if len(value) < 8 or " " in value or "\n" in value or "\t" in value:
+        return None  # the common case in prose and code, so settled before the key is parsed
+    before = text[max(0, match.start() - 40) : match.start()][::-1]
+    head = _KEY_CHARS.match(before)
+    key = (head.group()[::-1] if head else "") + text[match.start() : match.end("rest")]
+    password = _named(key, value)
+    return None if password is None else _assigned(value, password=password)
+
+
+def _env_pair(match: re.Match[str], text: str) -> str | None:
+    """`name: DB_PASSWORD` then `value: ...`: a Kubernetes, ECS or Actions environment entry."""
+    value = _secret(match, text)
+    password = _named(text[match.start("key") : match.end("key")], value)
+    return None if password is None else _assigned(value, password=password)
+
+
+def _prose(match: re.Match[str], text: str) -> str | None:
+    """ "the staging admin password is ..." or "admin / ...": a password given in a sentence."""
+    if match.start() and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_-"):
+        return None  # part of a longer word: 1Password, db_password
+    return "prose-password" if prose_password(_secret(match, text)) else None
+
+
+_ACCOUNT = re.compile(r"(?<![\w-])(?:admin|root)[ \t]+$")
+
+
+def _account(match: re.Match[str], text: str) -> str | None:
+    """ "admin / <password>", the usual way to write an account down."""
+    if _ACCOUNT.search(text, max(0, match.start() - 12), match.start()) is None:
+        return None
+    return "prose-password" if prose_password(_secret(match, text)) else None
+
+
+def _sas(match: re.Match[str], text: str) -> str | None:
+    """The signature of an Azure shared-access-signature URL: `?...&sig=<base64>`."""
+    if match.start() == 0 or text[match.start() - 1] not in "?&":
+        return None
+    return _token("azure-sas-signature", 4.0)(match, text)
 
 
 def _assign(keyword: str) -> Rule:
@@ -250,8 +228,29 @@ _PEM = re.compile(
 )
 
 
-def _rule(pattern: str, classify: Classify, *, folded: bool = False) -> Rule:
-    return Rule(re.compile(pattern), classify, folded)
+_PUTTY = re.compile(  # a PuTTY .ppk key file, from its first line to its private lines' end
+    r"(?P<s>PuTTY-User-Key-File-\d+:[^\n]*(?:\r?\n[^\n]*){0,40}?\r?\nPrivate-Lines:[ \t]*\d+"
+    r"(?:\r?\n[A-Za-z0-9+/=]+)+(?:\r?\nPrivate-(?:MAC|Hash):[ \t]*[0-9a-f]+)?)"
+)
+# "the staging admin password is ...", "password for the test account: ...", "passwd ...":
+# the word, a few words naming whose it is, a verb or a colon, and a value with a digit in it
+# (the lookahead lets the search move past words until one could be the password).
+_PROSE_VALUE = (
+    r"(?:now[ \t]+|still[ \t]+)?(?P<q>[\"'`]?)"
+    r"(?P<s>(?=[^\s\"'`]{0,79}\d)[^\s\"'`]{5,79}[^\s\"'`.,;:)])(?P=q)(?![^\s.,;:)\"'`])"
+)
+_PROSE_PASSWORD = (
+    r"pass(?:w(?:or)?d|phrase|code)s?(?![\w-])"
+    r"(?:[ \t]+(?:for|of|on|in|to)[ \t][^\n.:=\"'`]{1,40}?)?"
+    r"(?:(?:[ \t]+(?:is|was|are|becomes|has[ \t]+been))?"
+    r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?[ \t]+|[ \t]*[:=,][ \t]*)" + _PROSE_VALUE
+)
+
+
+def _rule(
+    pattern: str, classify: Classify, *, folded: bool = False, lead: str | None = None
+) -> Rule:
+    return Rule(re.compile(pattern), classify, folded, re.compile(lead) if lead else None)
 
 
 # Every pattern starts with a literal so that re can skip ahead with a fast substring search.
@@ -259,6 +258,7 @@ def _rule(pattern: str, classify: Classify, *, folded: bool = False) -> Rule:
 # GitHub token in `token = "ghp_..."` is reported as a GitHub token, not as an assignment.
 RULES = (
     Rule(_PEM, _private_key),
+    Rule(_PUTTY, _private_key),
     *(
         _rule(rf"(?P<s>{p}[A-Z0-9]{{16}})(?![A-Za-z0-9])", _token("aws-access-key-id", 2.5))
         for p in ("AKIA", "ASIA")
@@ -273,14 +273,20 @@ RULES = (
     _rule(r"(?P<s>AIza[\w-]{35})(?![\w-])", _token("gcp-api-key")),
     _rule(r"(?P<s>gh[pousr]_[A-Za-z0-9]{36,251})(?!\w)", _token("github-token")),
     _rule(r"(?P<s>github_pat_\w{50,})", _token("github-token")),
-    _rule(r"(?P<s>glpat-[\w-]{20,})", _token("gitlab-token")),
+    _rule(
+        r"(?P<s>gl(?:pat|ptt|rt|dt|soat|cbt|imt|ft|oas|agent|ffct)-[\w-]{20,})",
+        _token("gitlab-token"),
+    ),
+    _rule(r"(?P<s>GR1348941[\w-]{20,})", _token("gitlab-token")),
     _rule(r"(?P<s>sk-ant-[a-z]+\d*-[\w-]{32,})", _token("anthropic-api-key")),
     _rule(
         r"(?P<s>sk-(?:(?:proj|svcacct|admin|None)-[\w-]{40,}|[A-Za-z0-9]{32,}))(?![\w-])",
         _token("openai-api-key"),
     ),
     _rule(r"(?P<s>hf_[A-Za-z]{34,})(?!\w)", _token("huggingface-token")),
+    _rule(r"(?P<s>api_org_[A-Za-z]{34,})(?!\w)", _token("huggingface-token")),
     _rule(r"(?P<s>xox[abeoprs]-[A-Za-z0-9-]{20,})", _token("slack-token")),
+    _rule(r"(?P<s>xapp-\d-[A-Za-z0-9-]{20,})", _token("slack-token")),
     _rule(
         r"(?P<s>hooks\.slack\.com/services/T\w+/B\w+/[A-Za-z0-9]{16,})",
         _token("slack-webhook"),
@@ -289,16 +295,51 @@ RULES = (
         _rule(rf"(?P<s>{p}_live_[A-Za-z0-9]{{20,}})(?!\w)", _token("stripe-secret-key"))
         for p in ("sk", "rk")
     ),
+    _rule(r"(?P<s>whsec_[A-Za-z0-9+/]{24,})(?![\w+/])", _token("stripe-webhook-secret")),
     _rule(r"(?P<s>SG\.[\w-]{22}\.[\w-]{43})(?![\w-])", _token("sendgrid-api-key")),
+    _rule(r"(?P<s>SK[0-9a-fA-F]{32})(?!\w)", _token("twilio-api-key")),
+    _rule(
+        r"AC[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[\"']?(?P<s>[0-9a-f]{32})(?!\w)",
+        _token("twilio-auth-token"),
+    ),
+    _rule(r"(?P<s>key-[0-9a-f]{32})(?!\w)", _token("mailgun-api-key")),
+    _rule(r"(?P<s>HRKU-AA[\w-]{58})(?![\w-])", _token("heroku-api-key")),
+    _rule(r"(?P<s>do[opr]_v1_[a-f0-9]{64})(?!\w)", _token("digitalocean-token")),
+    _rule(r"(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?!\w)", _token("shopify-token")),
+    _rule(
+        r"(?P<s>discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,})",
+        _token("discord-webhook"),
+    ),
+    _rule(  # <bot id>:AA<33 characters>
+        r"(?P<s>:AA[\w-]{33})(?![\w-])",
+        _token("telegram-bot-token", lead=True),
+        lead=r"(?:(?<!\w)|(?<=bot))\d{5,16}$",
+    ),
+    _rule(  # a bot token: the base64 of the bot's id, a timestamp, an HMAC
+        r"(?P<s>\.[\w-]{6}\.[\w-]{27,38})(?![\w-])",
+        _token("discord-token", lead=True),
+        lead=r"(?<![\w.-])[MNO][\w-]{23,25}$",
+    ),
+    _rule(  # an Azure AD (Entra) client secret: xxx8Q~...
+        r"(?P<s>Q~[\w~.-]{31,34})(?![\w~.-])",
+        _token("azure-client-secret", lead=True),
+        lead=r"(?<![\w~.-])[\w~.]{3}\d$",
+    ),
+    _rule(r"sig=(?P<s>[\w%+/]{40,}(?:=|%3D){0,2})", _sas),
     _rule(r"(?P<s>GOCSPX-[\w-]{28})(?![\w-])", _token("google-oauth-client-secret")),
     _rule(r"(?P<s>npm_[A-Za-z0-9]{36})(?!\w)", _token("npm-token")),
     _rule(r"(?P<s>pypi-AgE[\w-]{50,})", _token("pypi-token")),
     _rule(r"(?P<s>eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{16,})(?![\w-])", _token("jwt")),
     Rule(_URL_PASSWORD, _user_password),
+    _rule(  # ODBC, ADO.NET and JDBC: Server=...;User Id=sa;Password=...;
+        r";[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\s\"']{6,400})",
+        _connection_password,
+        folded=True,
+    ),
     _rule(r"-u(?:ser)?[ \t]+([\"']?)(?P<user>[^\s:\"']+):(?P<s>[^\s\"']+)\1", _user_password),
     _rule(r"bearer[ \t]+(?P<s>[\w.~+/-]{12,}=*)", _random_value("bearer-token"), folded=True),
     _rule(
-        r"authorization:[ \t]*basic[ \t]+(?P<s>[a-z0-9+/]{12,}={0,2})",
+        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+(?P<s>[a-z0-9+/]{12,}={0,2})",
         _random_value("basic-auth"),
         folded=True,
     ),
@@ -320,4 +361,13 @@ RULES = (
         folded=True,
     ),
     *(_assign(k) for k in ("pass", "pwd", "secret", "token", "key", "credential")),
+    _rule(
+        r"name[\"']?[ \t]*:[ \t]*[\"']?(?P<key>[\w.-]{1,80})[\"']?[ \t]*(?:,[ \t]*|\r?\n[ \t]*)"
+        r"[\"']?value[\"']?[ \t]*:[ \t]*(?P<q>[\"'])?"
+        r"(?P<s>(?(q)[^\"'\n]{1,400}|[^\s\"'`,;()\[\]{}<>]{1,400}))",
+        _env_pair,
+        folded=True,
+    ),
+    _rule(_PROSE_PASSWORD, _prose, folded=True),
+    _rule(r"/[ \t]+" + _PROSE_VALUE, _account),
 )

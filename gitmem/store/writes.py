@@ -77,20 +77,22 @@ def guard_secrets(record: Record, policy: SecretPolicy) -> tuple[Record, tuple[s
         return record, ()
     from gitmem.store import guard  # its patterns compile on import: only writes need them
 
-    findings = guard.scan(dump(record))
+    text = dump(record)
+    findings = guard.scan(text)
     if not findings:
         return record, ()
     if policy == "redact":
         redacted, kinds = _redact_fields(record)
         if not guard.scan(dump(redacted)):
             return redacted, kinds
-        findings = guard.scan(dump(redacted))
+        text = dump(redacted)
+        findings = guard.scan(text)
     # One line per secret: the abstract may repeat the body's first line, secret included.
     same: dict[tuple[str, str], list[guard.Finding]] = {}
     for finding in findings:
         same.setdefault((finding.kind, finding.preview), []).append(finding)
     lines = tuple(
-        guard.describe(group[0], f"{record.path}: ")
+        guard.describe(group[0], f"{record.path}: ", text)
         + (f" (again on line {', '.join(str(f.line) for f in group[1:])})" if group[1:] else "")
         for group in same.values()
     )

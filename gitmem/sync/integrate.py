@@ -15,6 +15,7 @@ from gitmem.store.worktree import refuse_linked
 from gitmem.sync.gitcli import Deadline
 from gitmem.sync.merge import Conflict, plan_merge
 from gitmem.sync.publish import Publisher
+from gitmem.sync.purge import pending_push
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -49,6 +50,11 @@ def _integrate_locked(store: Store, remote: str, remote_tip: str | None) -> Step
     head = repo.head()
     if head is None:
         raise GitmemError(f"{store.root} has no commit yet — run gitmem init")
+    if pending_push(repo.git_dir) is not None:  # a purge finished while this sync fetched
+        raise GitmemError(
+            f"{store.root} was purged while this sync fetched the old history; nothing was "
+            'merged — run "gitmem sync" again: it replaces the remote\'s history first'
+        )
     publisher = Publisher(repo)
     public_known = [remote_tip] if remote_tip else []
     public = publisher.twin(head, public_known)

@@ -22,6 +22,7 @@ from gitmem.errors import GitmemError
 from gitmem.sync.gitcli import DEFAULT_TIMEOUT, Deadline, GitFailed, remote_url, run_git, shown_url
 from gitmem.sync.integrate import integrate
 from gitmem.sync.merge import Conflict
+from gitmem.sync.purge import push_purged
 from gitmem.sync.sshcause import explain_ssh
 from gitmem.sync.state import save_state
 
@@ -88,6 +89,9 @@ def sync(
     branch = store.repo.branch()
     tracking = f"refs/remotes/{remote}/{branch}"
     notes = _repair_tracking(store.repo.git_dir, tracking)
+    # Before any fetch: fetching first would bring the purged text back from the remote.
+    if (replaced := push_purged(store, remote, env, deadline)) is not None:
+        notes.append(replaced)
     incoming, outgoing = 0, 0
     conflicts: list[Conflict] = []
     merged = fast_forward = False
