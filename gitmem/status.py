@@ -46,6 +46,7 @@ def versions() -> dict[str, Any]:
         "libraries": libraries,
     }
 
+
 _UNREADABLE: tuple[type[Exception], ...] = (CatalogCorrupt, *DB_ERRORS)
 
 
