@@ -53,17 +53,9 @@ class Store(CoreStore):
         if not hasattr(self, "_model"):
             self._model = None
             spec = self.config.model
-            if spec.strip().lower() == "none":
-                self._model_problem = 'index.model is "none" in config.toml'
-                return None
-            local = self.root / spec
-            path = modelfiles.locate(str(local) if local.is_dir() else spec, self.model_cache)
-            if path is None:
-                self._model_problem = (
-                    f'the embedding model "{spec}" is not on this machine; download it once with '
-                    f'"gitmem model fetch", point index.model in config.toml at a local model '
-                    'directory, or build one with "gitmem model build --from DIR --out DIR"'
-                )
+            path = modelfiles.locate_configured(self.root, spec, self.model_cache)
+            if not isinstance(path, Path):
+                self._model_problem = path or 'index.model is "none" in config.toml'
                 return None
             from gitmem.index.model import ModelRef
 

@@ -155,16 +155,16 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
 
 
 def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:
-    """The configured model as gitmem.api.Store.model finds it (not loaded yet); None for
-    `model = "none"`. _Declined when it is not on this machine: the full CLI says why."""
+    """The configured model, found as gitmem.api.Store.model finds it (one function,
+    modelfiles.locate_configured; not loaded yet); None for `model = "none"`. _Declined when it
+    is not on this machine: the full CLI says why."""
     from gitmem.store.config import load_config
 
     spec = load_config(root).model
-    if spec.strip().lower() == "none":
-        return None
-    local = root / spec
-    folder = modelfiles.locate(str(local) if local.is_dir() else spec, model_cache(env))
+    folder = modelfiles.locate_configured(root, spec, model_cache(env))
     if folder is None:
+        return None
+    if isinstance(folder, str):
         raise _Declined
     from gitmem.index.model import ModelRef
 
