@@ -17,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.index import modelfiles
+from gitmem.index.model import configured_model
+from gitmem.index.modelfiles import ModelUnavailable
 from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
@@ -51,23 +52,13 @@ class Store(CoreStore):
         """The configured embedding model, found on disk but not loaded until it is needed;
         None (and `model_problem` says why) when there is none."""
         if not hasattr(self, "_model"):
-            self._model = None
-            spec = self.config.model
-            if spec.strip().lower() == "none":
-                self._model_problem = 'index.model is "none" in config.toml'
-                return None
-            local = self.root / spec
-            path = modelfiles.locate(str(local) if local.is_dir() else spec, self.model_cache)
-            if path is None:
-                self._model_problem = (
-                    f'the embedding model "{spec}" is not on this machine; download it once with '
-                    f'"gitmem model fetch", point index.model in config.toml at a local model '
-                    'directory, or build one with "gitmem model build --from DIR --out DIR"'
-                )
-                return None
-            from gitmem.index.model import ModelRef
-
-            self._model = ModelRef.from_folder(spec, path)
+            try:
+                self._model = configured_model(self.config.model, self.root, self.model_cache)
+            except ModelUnavailable as exc:
+                self._model, self._model_problem = None, str(exc)
+            else:
+                if self._model is None:
+                    self._model_problem = 'index.model is "none" in config.toml'
         return self._model
 
     @property
