@@ -119,14 +119,20 @@ def mark(name):
 from gitmem.cli import quickrecall
 request = quickrecall.parse([sys.argv[2]])
 mark("import_quickrecall_ms")
-model = quickrecall._model(Path(sys.argv[1]), os.environ)
+from gitmem.index.model import configured_model
+from gitmem.store.config import load_config
+from gitmem.store.location import model_cache
+root = Path(sys.argv[1])
+model = configured_model(load_config(root).model, root, model_cache(os.environ))
+from gitmem.index.index import Index
+from gitmem.store.gitfiles import StoreTip
 mark("config_model_ref_index_imports_ms")
 from gitmem.recall.recall import recall
 from gitmem.recall.options import recall_options
 mark("import_recall_ms")
 model.encode_query("warm")  # the model as a recall reads it (numpy-free where it can be)
 mark("model_load_ms")
-index = quickrecall._current_index(quickrecall._Tip(Path(sys.argv[1])), model)
+index = Index(StoreTip(root), model, catch_up=False, rank_without_numpy=True)
 result = recall(index, request.query, recall_options(request.arguments(), os.environ))
 mark("search_ms")
 from gitmem.cli import display

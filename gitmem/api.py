@@ -17,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.index import modelfiles
+from gitmem.index.model import configured_model
+from gitmem.index.modelfiles import ModelUnavailable
 from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
@@ -51,15 +52,13 @@ class Store(CoreStore):
         """The configured embedding model, found on disk but not loaded until it is needed;
         None (and `model_problem` says why) when there is none."""
         if not hasattr(self, "_model"):
-            self._model = None
-            spec = self.config.model
-            path = modelfiles.locate_configured(self.root, spec, self.model_cache)
-            if not isinstance(path, Path):
-                self._model_problem = path or 'index.model is "none" in config.toml'
-                return None
-            from gitmem.index.model import ModelRef
-
-            self._model = ModelRef.from_folder(spec, path)
+            try:
+                self._model = configured_model(self.config.model, self.root, self.model_cache)
+            except ModelUnavailable as exc:
+                self._model, self._model_problem = None, str(exc)
+            else:
+                if self._model is None:
+                    self._model_problem = 'index.model is "none" in config.toml'
         return self._model
 
     @property

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.index import textindex
+from gitmem.index import textdoc, textindex
 from gitmem.index.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
 
 WORDS = (
@@ -334,7 +334,7 @@ def test_incremental_equals_rebuild(tmp_path: Path) -> None:
     index.write([doc(d.id, "temporary words") for d in docs[::3]], [])
     index.write([doc("extra", "cache cache")], [d.id for d in docs[1::5]])
     index.write(docs[::3] + docs[1::5], ["extra"])
-    assert textindex._ghosts(directory) == 0
+    assert textdoc.ghosts(directory) == 0
     assert index.ids() == rebuilt.ids()
     assert_same(results(index), results(rebuilt))
 
@@ -346,9 +346,9 @@ def test_big_segment_edits_compact_past_the_threshold(
     docs = corpus(300)
     index = build(tmp_path, docs)
     index.write([doc(docs[0].id, "edited")], [])
-    assert textindex._ghosts(tmp_path / "ix") == 1  # left in place: the rewrite is too big
+    assert textdoc.ghosts(tmp_path / "ix") == 1  # left in place: the rewrite is too big
     index.write([doc(d.id, "edited") for d in docs[1:4]], [])
-    assert textindex._ghosts(tmp_path / "ix") == 0  # 4 > 1% of 300: everything rewritten
+    assert textdoc.ghosts(tmp_path / "ix") == 0  # 4 > 1% of 300: everything rewritten
     rebuilt = build(tmp_path, [doc(d.id, "edited") for d in docs[:4]] + docs[4:], "rebuilt")
     assert index.ids() == rebuilt.ids()
     assert_same(results(index), results(rebuilt))
@@ -425,7 +425,7 @@ def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
     index = build(tmp_path, docs)
     edited = replace(docs[0], title="cache cache edited", key=5000)
     index.write([edited], [docs[1].id])  # rewrites the one segment: every survivor is carried
-    assert textindex._ghosts(tmp_path / "ix") == 0
+    assert textdoc.ghosts(tmp_path / "ix") == 0
     live = {**names(docs[2:]), 5000: (edited.id, edited.blob)}
     searcher = index._main.searcher()
     every = textindex._every(searcher)
@@ -433,7 +433,7 @@ def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
     marks = textindex._keys(searcher, every)
     assert None not in marks
     assert dict(zip([m[0] for m in marks if m], stored, strict=True)) == live
-    assert [m[1] for m in marks if m] == [textindex._fingerprint(blob) for _, blob in stored]
+    assert [m[1] for m in marks if m] == [textdoc.fingerprint(blob) for _, blob in stored]
     assert [h.id for h in by_key(index, "cache", live)] == [h.id for h in index.search("cache", 30)]
 
 
@@ -473,6 +473,6 @@ def test_a_key_the_catalog_gives_another_version_names_no_hit(tmp_path: Path) ->
 
 def test_the_fingerprint_is_a_blob_ids_first_60_bits() -> None:
     blob = "d670460b4b4aece5915caf5c68d12f560a9fe3e4"
-    assert textindex._fingerprint(blob) == int(blob[:15], 16) < 2**60
-    assert textindex._fingerprint(blob) != textindex._fingerprint(blob[:14] + "0" + blob[15:])
-    assert textindex._fingerprint("blob-a") != textindex._fingerprint("blob-b")
+    assert textdoc.fingerprint(blob) == int(blob[:15], 16) < 2**60
+    assert textdoc.fingerprint(blob) != textdoc.fingerprint(blob[:14] + "0" + blob[15:])
+    assert textdoc.fingerprint("blob-a") != textdoc.fingerprint("blob-b")

@@ -26,21 +26,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.cli.argsplit import split
 from gitmem.errors import EXIT_BUG, EXIT_OK, bug_message
-from gitmem.index import modelfiles
+from gitmem.index.model import configured_model
 from gitmem.index.stamp import catalog_stamp
-from gitmem.store.gitfiles import head_commit
+from gitmem.store.gitfiles import StoreTip, head_commit
 from gitmem.store.location import is_store, model_cache, store_path
 
 if TYPE_CHECKING:
-    from gitmem.index.index import Index, Progress
-    from gitmem.index.model import ModelRef
     from gitmem.recall.recall import Result
-    from gitmem.store.git import GitRepo
 
 __all__ = ["run"]
 
@@ -133,77 +129,32 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int | None:
 
 
 def _search(request: Request, env: Mapping[str, str]) -> Result:
-    """The recall; _Declined when the index cannot be read as it is."""
+    """The recall; _Declined when the index cannot be read as it is, ModelUnavailable when the
+    model is not on this machine (the full CLI says why)."""
     root = store_path(request.values.get("store"), env)
     if not is_store(root):
         raise _Declined
     head = head_commit(root / ".git")
     if head is None or catalog_stamp(root) != head:
         raise _Declined  # found before the imports below: a stale index costs the CLI little
+    from gitmem.store.config import load_config
     from gitmem.store.schema import load_schemas
 
     # As opening the store does: a broken one fails every command.
     types = load_schemas(root / "schemas")
-    model = _model(root, env)
+    model = configured_model(load_config(root).model, root, model_cache(env))
     # Only now the search: tantivy, SQLite, numpy.
+    from gitmem.index.index import Index
     from gitmem.recall.options import RecordTypes, recall_options
     from gitmem.recall.recall import recall
 
-    index = _current_index(_Tip(root), model)
+    # One recall, then the process ends: ranking without numpy spares its import, which a
+    # long-lived process would rather pay once. Never catching up: that needs the repository
+    # (IndexNotCurrent, HEAD moved since the check above: the full CLI's).
+    index = Index(StoreTip(root), model, catch_up=False, rank_without_numpy=True)
     known = RecordTypes(types, index.has_type)
     return recall(index, request.query, recall_options(request.arguments(), env, types=known))
 
 
-def _model(root: Path, env: Mapping[str, str]) -> ModelRef | None:
-    """The configured model, found as gitmem.api.Store.model finds it (one function,
-    modelfiles.locate_configured; not loaded yet); None for `model = "none"`. _Declined when it
-    is not on this machine: the full CLI says why."""
-    from gitmem.store.config import load_config
-
-    spec = load_config(root).model
-    folder = modelfiles.locate_configured(root, spec, model_cache(env))
-    if folder is None:
-        return None
-    if isinstance(folder, str):
-        raise _Declined
-    from gitmem.index.model import ModelRef
-
-    return ModelRef.from_folder(spec, folder)
-
-
 class _Declined(Exception):
     """Not for the fast path: the full CLI answers (the index is behind HEAD, say)."""
-
-
-class _Tip:
-    """A store as far as reading a current index goes (gitmem.index.index.IndexedStore): its cache
-    directory and HEAD, read from .git's files. Its repository is never reached."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.cache_dir = root / ".gitmem"
-
-    def head(self) -> str | None:
-        return head_commit(self.root / ".git")
-
-    @property
-    def repo(self) -> GitRepo:
-        raise _Declined
-
-
-def _current_index(tip: _Tip, model: ModelRef | None) -> Index:
-    """An index that answers only while it is current and never catches up. Made here, not at
-    import: gitmem.index.index loads tantivy and SQLite, which a request left to the CLI never
-    needs."""
-    from gitmem.index.index import Index
-
-    class CurrentIndex(Index):
-        # One recall, then the process ends: ranking without numpy spares its import
-        # (Index._semantic_without_numpy), which a long-lived process would rather pay once.
-        rank_without_numpy = True
-
-        def ensure_current(self, progress: Progress | None = None) -> None:
-            if not self.current():
-                raise _Declined  # HEAD moved since the check in _search
-
-    return CurrentIndex(tip, model)

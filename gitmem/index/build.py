@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import RecordInvalid
-from gitmem.index.textindex import TextDoc, TextFields, text_fields
+from gitmem.index.textdoc import TextDoc, TextFields, text_fields
 from gitmem.store.git import GitRepo
 from gitmem.store.record import Record
 from gitmem.store.recordfile import parse

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
 
-__all__ = ["DAMAGE", "Index", "IndexedStore", "Progress", "damaged"]
+__all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "damaged"]
 
 # What a search of a damaged index raises: the caller rebuilds (`Index.repair`) and asks again.
 DAMAGE: tuple[type[Exception], ...] = (IndexDamaged, CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
@@ -63,8 +63,9 @@ _OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._
 
 class IndexedStore(Protocol):
     """What the index needs of a store: its cache directory and HEAD to read it, and its
-    repository to catch up. gitmem.store.store.Store is one; gitmem.cli.quickrecall passes one
-    without a repository, for an index it only reads while it is current."""
+    repository to catch up. gitmem.store.store.Store is one; an index that never catches up
+    (`catch_up=False`) needs no repository, and gitmem.store.gitfiles.StoreTip (the store's
+    files, without pygit2) is enough."""
 
     @property
     def cache_dir(self) -> Path: ...
@@ -73,17 +74,31 @@ class IndexedStore(Protocol):
     def head(self) -> str | None: ...
 
 
+class IndexNotCurrent(GitmemError):
+    """An index opened with `catch_up=False` is behind HEAD, missing or unusable."""
+
+
 class Index:
-    """Every search first calls `ensure_current`."""
+    """Every search first calls `ensure_current`.
 
-    # Whether the semantic half may rank without numpy while numpy is not loaded: for a
-    # process that recalls once (gitmem.cli.quickrecall). numpy's path is faster per query, so
-    # a process that recalls again and again (the API, an MCP server) pays the import once.
-    rank_without_numpy = False
+    `catch_up=False`: an index that only answers while it is current, and raises
+    IndexNotCurrent instead of catching up (the fast recall path: catching up needs the
+    repository). `rank_without_numpy`: whether the semantic half may rank without numpy while
+    numpy is not loaded, for a process that recalls once; numpy's path is faster per query, so a
+    process that recalls again and again (the API, an MCP server) pays the import once."""
 
-    def __init__(self, store: IndexedStore, model: ModelRef | None) -> None:
+    def __init__(
+        self,
+        store: IndexedStore,
+        model: ModelRef | None,
+        *,
+        catch_up: bool = True,
+        rank_without_numpy: bool = False,
+    ) -> None:
         self.store = store
         self.model = model
+        self.catch_up = catch_up
+        self.rank_without_numpy = rank_without_numpy
         self.root = store.cache_dir / "index"
         self.notices: list[str] = []
         self._catalog: Catalog | None = None
@@ -123,6 +138,8 @@ class Index:
         """Catch up with HEAD (or rebuild) if the index is behind, missing or unusable."""
         if self.current():
             return
+        if not self.catch_up:
+            raise IndexNotCurrent(f"the search index in {self.root} does not mirror HEAD")
         head = self.store.head()
         with self._locked():
             self._clear_dead_builds()

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gitmem.index.embedding import Embedder
     from gitmem.index.queryvec import QueryEncoder
 
-__all__ = ["ModelRef"]
+__all__ = ["ModelRef", "configured_model"]
 
 
 class ModelRef:
@@ -70,3 +70,23 @@ class ModelRef:
             return model
 
         return cls(f"{spec}@{fingerprint(folder)}", load, folder)
+
+
+def configured_model(spec: str, root: Path, cache: Path | None = None) -> ModelRef | None:
+    """The model a store's configuration names (`index.model`), found on disk but not loaded:
+    a folder relative to the store `root` or anywhere, or a hub id in the Hugging Face `cache`
+    (None: ~/.cache/huggingface/hub). None for "none"; ModelUnavailable, saying what to do, when
+    it is not on this machine. Both gitmem.api.Store.model and the fast recall path ask this."""
+    from gitmem.index.modelfiles import ModelUnavailable, locate
+
+    if spec.strip().lower() == "none":
+        return None
+    local = root / spec
+    folder = locate(str(local) if local.is_dir() else spec, cache)
+    if folder is None:
+        raise ModelUnavailable(
+            f'the embedding model "{spec}" is not on this machine; download it once with '
+            f'"gitmem model fetch", point index.model in config.toml at a local model '
+            'directory, or build one with "gitmem model build --from DIR --out DIR"'
+        )
+    return ModelRef.from_folder(spec, folder)

@@ -35,7 +35,6 @@ __all__ = [
     "hub_cache",
     "known_fingerprint",
     "locate",
-    "locate_configured",
     "looks_like_hub_id",
     "mapped",
     "model_files",
@@ -88,24 +87,6 @@ class Tensor(NamedTuple):
     shape: tuple[int, ...]
     start: int  # where its data starts in the file
     items: int  # how many numbers it holds
-
-
-def locate_configured(root: Path, spec: str, cache_dir: Path | None) -> Path | str | None:
-    """The folder of the model a store's config.toml names (`index.model`: a directory,
-    relative to the store or not, or a hub id in the model cache); None when it says "none";
-    otherwise what is wrong and what to do, as a sentence. gitmem.api.Store.model and the fast
-    recall path (gitmem.cli.quickrecall) both find the model this way."""
-    if spec.strip().lower() == "none":
-        return None
-    local = root / spec
-    found = locate(str(local) if local.is_dir() else spec, cache_dir)
-    if found is not None:
-        return found
-    return (
-        f'the embedding model "{spec}" is not on this machine; download it once with '
-        f'"gitmem model fetch", point index.model in config.toml at a local model '
-        'directory, or build one with "gitmem model build --from DIR --out DIR"'
-    )
 
 
 def locate(spec: str, cache_dir: Path | None = None) -> Path | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import RecordInvalid
 from gitmem.index.build import IndexDoc
 from gitmem.index.entries import entry_row
-from gitmem.index.textindex import TextDoc
+from gitmem.index.textdoc import TextDoc
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:

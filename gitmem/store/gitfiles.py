@@ -10,7 +10,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["blobs", "changed_paths", "has_remote", "head_commit", "pack_loose_objects"]
+    from gitmem.store.git import GitRepo
+
+__all__ = ["StoreTip", "blobs", "changed_paths", "has_remote", "head_commit", "pack_loose_objects"]
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -42,6 +44,24 @@ def head_commit(git_dir: Path) -> str | None:
         if name == ref:
             return _commit_id(commit)
     return None
+
+
+class StoreTip:
+    """A store as its files show it, without pygit2: its root, its cache directory and HEAD
+    (read from .git). What reading a current index needs (gitmem.index.index.IndexedStore,
+    opened with `catch_up=False`); the full store (gitmem.store.reader.Reader) has the same
+    three. It has no repository: `repo` raises LookupError."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache_dir = root / ".gitmem"  # gitmem.store.reader.CACHE_DIR
+
+    def head(self) -> str | None:
+        return head_commit(self.root / ".git")
+
+    @property
+    def repo(self) -> GitRepo:
+        raise LookupError(f"{self.root} is read from its files here; open the store to write")
 
 
 def has_remote(git_dir: Path) -> bool:
