@@ -104,12 +104,10 @@ def configurations(options: Options, with_model: bool) -> dict[str, Options]:
     return out
 
 
-def measure(
-    samples: Sequence[dict[str, Any]], model: str | None, configs: dict[str, Options], work: Path
-) -> dict[str, list[tuple[Query, dict[str, float]]]]:
-    """Each configuration's per-query scores over every conversation."""
-    out: dict[str, list[tuple[Query, dict[str, float]]]] = {name: [] for name in configs}
+def stores(samples: Sequence[dict[str, Any]], model: str | None, work: Path) -> list[Any]:
+    """One indexed store per conversation, with its queries: [(store, queries)]."""
     ref = model_ref(model) if model else None
+    out = []
     for sample in samples:
         records, queries = dataset(sample)
         folder = work / sample["sample_id"]
@@ -117,7 +115,16 @@ def measure(
         (folder / "records.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
         )
-        store = store_for(folder, ref, folder)
+        out.append((store_for(folder, ref, folder), queries))
+    return out
+
+
+def measure(
+    samples: Sequence[dict[str, Any]], model: str | None, configs: dict[str, Options], work: Path
+) -> dict[str, list[tuple[Query, dict[str, float]]]]:
+    """Each configuration's per-query scores over every conversation."""
+    out: dict[str, list[tuple[Query, dict[str, float]]]] = {name: [] for name in configs}
+    for store, queries in stores(samples, model, work):
         for name, options in configs.items():
             for q, ranked in zip(queries, run_queries(store, queries, options), strict=True):
                 out[name].append((q, score(ranked, q.gold)))

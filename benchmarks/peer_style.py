@@ -25,15 +25,15 @@ import itertools
 import json
 import random
 import tempfile
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from _common import machine, write_json
+from locomo import configurations
 
 from gitmem.evaluate import Query, model_ref, run_queries, store_for
-from gitmem.recall.recall import DEFAULTS, Options
+from gitmem.recall.recall import DEFAULTS
 
 LIBRARIES = (
     "anyio fastapi pydantic celery redis postgres sqlalchemy httpx pytest docker nginx "
@@ -175,14 +175,6 @@ def figures(rankings: list[list[str]], qs: list[Query]) -> dict[str, dict[str, f
             "hit@10": round(sum(k is not None and k < 10 for k in ranks) / len(rows), 3),
             "mrr": round(sum(1 / (k + 1) for k in ranks if k is not None) / len(rows), 3),
         }
-    return out
-
-
-def configurations(options: Options, with_model: bool) -> dict[str, Options]:
-    flat = replace(options, half_life_days=0.0, weight_strength=0.0)
-    out = {"bm25": replace(flat, mode="keyword"), "keyword": replace(options, mode="keyword")}
-    if with_model:
-        out |= {"semantic": replace(options, mode="semantic"), "hybrid": options}
     return out
 
 

@@ -20,9 +20,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from locomo import DATA, dataset
+from locomo import DATA, stores
 
-from gitmem.evaluate import Query, load_queries, model_ref, run_queries, score, store_for
+from gitmem.evaluate import load_queries, model_ref, run_queries, score, store_for
 from gitmem.recall.recall import DEFAULTS, Options
 
 CLOSE = 0.75  # the least Options.close a setting may have
@@ -49,14 +49,7 @@ class LoCoMo:
     """LoCoMo's development half, one store per conversation, kept for every setting."""
 
     def __init__(self, data: Path, model: str, work: Path) -> None:
-        self.stores: list[tuple[object, list[Query]]] = []
-        for sample in json.loads(data.read_text(encoding="utf-8")):
-            records, queries = dataset(sample)
-            folder = work / sample["sample_id"]
-            folder.mkdir()
-            lines = "".join(json.dumps(r) + "\n" for r in records)
-            (folder / "records.jsonl").write_text(lines, encoding="utf-8")
-            self.stores.append((store_for(folder, model_ref(model), folder), queries))
+        self.stores = stores(json.loads(data.read_text(encoding="utf-8")), model, work)
 
     def ndcg(self, options: Options) -> float:
         per = [
