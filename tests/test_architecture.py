@@ -28,17 +28,20 @@ LAYERS: dict[str, int] = {
     "store": 1,
     "index": 2,
     "recall": 3,
-    "agents": 4,
-    "api": 5,
-    "answers": 5,
-    "__init__": 6,  # the public face of api: `gitmem.Store`
-    "sync": 7,
-    "status": 8,
-    "evaluate": 8,
-    "hooks": 9,
-    "mcp_server": 9,
-    "cli": 10,
-    "__main__": 11,
+    "graph": 4,  # entities from Markdown frontmatter, their edges, the graph's queries
+    "coord": 5,  # messages, tasks, session log, presence, handoff (reads the graph)
+    "capture": 5,  # distilling finished sessions into records
+    "agents": 6,
+    "api": 7,
+    "answers": 7,
+    "__init__": 8,  # the public face of api: `gitmem.Store`
+    "sync": 9,
+    "status": 10,
+    "evaluate": 10,
+    "hooks": 11,
+    "mcp_server": 11,
+    "cli": 12,
+    "__main__": 13,
 }
 
 # The one module (or the modules) allowed to import each library, as paths in the package.
