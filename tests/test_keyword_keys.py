@@ -12,7 +12,7 @@ from test_index import QUERIES, answers, fill, tiny, tiny_model_dir  # noqa: F40
 from test_rowfacts import catalog_of, edited  # noqa: F401
 
 from gitmem.api import Store
-from gitmem.index import textindex
+from gitmem.index import texthits, textindex
 from gitmem.index.catalog import Catalog, CatalogCorrupt
 from gitmem.index.entries import Filter
 from gitmem.index.index import Index
@@ -30,7 +30,7 @@ FILTERS = [
 def by_entries(index: Index, monkeypatch: pytest.MonkeyPatch, q: str, flt: Filter) -> Any:
     """The keyword half as before keys: hits named from the stored documents."""
     with monkeypatch.context() as patch:
-        patch.setattr(textindex, "_keys", lambda searcher, addresses: [None] * len(addresses))
+        patch.setattr(texthits, "keys", lambda searcher, addresses: [None] * len(addresses))
         return index.keyword(q, 5, flt)
 
 
@@ -86,8 +86,8 @@ def text_keys(store: Store) -> dict[str, int]:
     text = TextIndex.open(store.cache_dir / "index" / "text")
     searcher = text._main.searcher()
     every = textindex._every(searcher)
-    ids = [textindex._id_blob(searcher.doc(address))[0] for address in every]
-    marks = textindex._keys(searcher, every)
+    ids = [texthits.id_blob(searcher.doc(address))[0] for address in every]
+    marks = texthits.keys(searcher, every)
     return {i: -1 if m is None else m[0] for i, m in zip(ids, marks, strict=True)}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.index import textdoc, textindex
+from gitmem.index import textdoc, texthits, textindex
 from gitmem.index.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
 
 WORDS = (
@@ -429,8 +429,8 @@ def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
     live = {**names(docs[2:]), 5000: (edited.id, edited.blob)}
     searcher = index._main.searcher()
     every = textindex._every(searcher)
-    stored = [textindex._id_blob(searcher.doc(a)) for a in every]
-    marks = textindex._keys(searcher, every)
+    stored = [texthits.id_blob(searcher.doc(a)) for a in every]
+    marks = texthits.keys(searcher, every)
     assert None not in marks
     assert dict(zip([m[0] for m in marks if m], stored, strict=True)) == live
     assert [m[1] for m in marks if m] == [textdoc.fingerprint(blob) for _, blob in stored]

@@ -12,7 +12,8 @@ build, and catches up with HEAD under the lock (the writing is gitmem.index.catc
 tree diff, or build anew). A reader trusts only the catalog: a keyword hit whose blob the catalog
 does not know yet is dropped, so a half-finished update is invisible. A rebuild happens in a new
 directory swapped in by rename. Anything unreadable, missing or of another version is rebuilt,
-with a one-line notice. The semantic half is gitmem.index.semantic's.
+with a one-line notice (opening a build, and knowing which is in place, is gitmem.index.opening's).
+The semantic half is gitmem.index.semantic's.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.index import verify
-from gitmem.index.catalog import DB_ERRORS, VECTORS, Catalog, CatalogCorrupt
+from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
 from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
+from gitmem.index.opening import DAMAGE, damaged, generation, open_build, same_generation
 from gitmem.index.semantic import SemanticHalf, cached
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
-from gitmem.index.verify import IndexDamaged
 from gitmem.store.lock import cache_lock
 
 # What writes the index (gitmem.index.build, gitmem.store.store) is imported where it is used: it
@@ -43,22 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "damaged"]
 
-# What a search of a damaged index raises: the caller rebuilds (`Index.repair`) and asks again.
-DAMAGE: tuple[type[Exception], ...] = (IndexDamaged, CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
-_UNREADABLE: tuple[type[Exception], ...] = (CatalogCorrupt, TextIndexCorrupt, *DB_ERRORS)
-_SQLITE_DAMAGE = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
-
-
-def damaged(exc: BaseException) -> bool:
-    """Whether `exc`, one of DAMAGE, says a file of the index is damaged: SQLite's errors also
-    say busy, locked or full, which a rebuild would not mend."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return not isinstance(code, int) or code & 0xFF in _SQLITE_DAMAGE
-
-
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
-_OPEN_TRIES = 5  # opens of an index another process keeps swapping (see Index._load)
 
 
 class IndexedStore(Protocol):
@@ -208,75 +195,20 @@ class Index:
         """Open the parts; return what is wrong with them, or None."""
         if self._catalog is not None and self._text is not None:
             try:
-                swapped = self._generation() != self._loaded_generation
+                swapped = generation(self.root) != self._loaded_generation
                 if not swapped and self._catalog.meta("model") == self.model_name:
                     return None
             except (CatalogCorrupt, OSError):
                 pass
             self._close()
-        for _ in range(_OPEN_TRIES):
-            try:  # held open while the parts open, so that no new file can take its inode
-                held = os.open(self.root / "catalog.sqlite", os.O_RDONLY)
-            except OSError:
-                return "is missing"
-            try:
-                generation = os.fstat(held).st_ino
-                opened = self._open_parts()
-                if isinstance(opened, str):
-                    return opened
-                catalog, text = opened
-                if self._same_generation(generation):
-                    break
-            finally:
-                os.close(held)
-            # Another process's rebuild swapped its directory in between the opens: the
-            # catalog may be the old build's and the text index the new one's.
-            catalog.close()
-        else:
-            return "kept changing while it was opened (another process was rebuilding it)"
-        self._catalog, self._text = catalog, text
-        self._loaded_generation = generation
+        opened = open_build(self.root, self.model_name)
+        if isinstance(opened, str):
+            return opened
+        self._catalog, self._text, self._loaded_generation = opened
         return None
 
-    def _open_parts(self) -> tuple[Catalog, TextIndex] | str:
-        """The catalog and the text index, or what is wrong with them."""
-        try:
-            catalog = Catalog(self.root / "catalog.sqlite")
-        except CatalogCorrupt as exc:
-            return f"is unreadable ({exc})"
-        try:
-            damage = verify.quick(self.root, catalog.meta(verify.MANIFEST))
-            text = None if damage else TextIndex.open(self.root / "text")
-            built, commit = catalog.meta("model"), catalog.meta("commit")
-        except _UNREADABLE as exc:
-            catalog.close()
-            return f"is unreadable ({getattr(exc, 'reason', exc)})"  # the caller rebuilds it
-        except BaseException as exc:
-            catalog.close()
-            if verify.is_panic(exc):  # tantivy's Rust code met a damaged file
-                return f"is unreadable (its keyword index: {exc})"
-            raise
-        if text is None or built != self.model_name or commit is None:
-            catalog.close()
-            if damage:
-                return damage
-            if built != self.model_name:
-                return f"was built with {built or 'no model'}, not {self.model_name or 'no model'}"
-            return "was never finished"
-        return catalog, text
-
-    def _same_generation(self, generation: int) -> bool:
-        """Whether the build in place is still `generation`: a file that is open (the
-        catalog this reader holds) keeps its inode from any new file, and a rebuild's new
-        catalog exists before the old one goes."""
-        try:
-            return self._generation() == generation
-        except OSError:
-            return False
-
-    def _generation(self) -> int:
-        """Which build of the index is in place: a rebuild swaps in a new directory."""
-        return (self.root / "catalog.sqlite").stat().st_ino
+    def _same_generation(self, expected: int) -> bool:
+        return same_generation(self.root, expected)
 
     def _close(self) -> None:
         if self._catalog is not None:

@@ -12,16 +12,16 @@ identifier weighs a quarter, so the record with the exact identifier ranks first
 keeps `textquery.MAX_TERMS` terms: identifiers, then the rarest words.
 
 Determinism: tantivy sums BM25 statistics over all segments, so how records fell into segments
-changes no score, and equal scores go by id (while the tie fits in `_MAX_FETCH` hits). Deleted
-documents are the catch: tantivy counts them until a merge, which tantivy-py cannot request. So
-`write` purges them, rewriting in the same commit each segment that loses a document (survivors
-deleted and added again; an emptied segment is dropped), and the index stays equal, score for
-score, to a rebuild. Survivors' text comes from `source/`, an index that only stores records, so
-hits stay cheap to fetch. A rewrite of more than `_MAX_CARRY` records (an edit in a big old
-segment) is put off until such leftovers pass `_MAX_GHOSTS` of the index, which is then rewritten
-whole (a full build's time); until then scores drift from a rebuild (rare terms' idf by a few
-percent, so near-equal neighbours swap). Scores are float32 sums; tests find them bit-identical,
-but tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
+changes no score, and equal scores go by id (while the tie fits in `texthits.MAX_FETCH` hits).
+Deleted documents are the catch: tantivy counts them until a merge, which tantivy-py cannot
+request. So `write` purges them, rewriting in the same commit each segment that loses a document
+(survivors deleted and added again; an emptied segment is dropped), and the index stays equal,
+score for score, to a rebuild. Survivors' text comes from `source/`, an index that only stores
+records, so hits stay cheap to fetch. A rewrite of more than `_MAX_CARRY` records (an edit in a big
+old segment) is put off until such leftovers pass `_MAX_GHOSTS` of the index, which is then
+rewritten whole (a full build's time); until then scores drift from a rebuild (rare terms' idf by a
+few percent, so near-equal neighbours swap). Scores are float32 sums; tests find them
+bit-identical, but tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
 
 Concurrency: commits appear atomically (tantivy swaps meta.json) to readers that `reload`. A
 second writer waits `_LOCK_WAIT` seconds for tantivy's lock, then raises `TextIndexBusy`. The
@@ -38,19 +38,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import tantivy
 
-from gitmem.index import textdoc, textquery
+from gitmem.index import textdoc, texthits, textquery
 from gitmem.index.textdoc import TextDoc, TextHit, TextIndexBusy, TextIndexCorrupt
 
 # The documents and errors are gitmem.index.textdoc's; named here too, as what TextIndex takes,
 # returns and raises.
 __all__ = ["TextDoc", "TextHit", "TextIndex", "TextIndexBusy", "TextIndexCorrupt"]
 
-_TIE_PAD = 16  # hits fetched beyond `limit`, so that equal scores at the cut go by id
-_MAX_FETCH = 1024
 _TERM_SET_MAX = 3000  # `allowed` sets up to this size filter inside tantivy, larger ones after
 _MAX_CARRY = 2000
 _MAX_GHOSTS = 0.01
@@ -106,7 +103,7 @@ class TextIndex:
     def ids(self) -> dict[str, str]:
         """Every indexed record id with its blob id."""
         searcher = self._main.searcher()
-        return dict(_id_blob(searcher.doc(address)) for address in _every(searcher))
+        return dict(texthits.id_blob(searcher.doc(address)) for address in _every(searcher))
 
     def write(self, add: Sequence[TextDoc], delete_ids: Sequence[str]) -> None:
         """One commit: drop `delete_ids` and every id in `add`, then add `add` (last one wins)."""
@@ -186,9 +183,9 @@ class TextIndex:
             allowed = None
         try:
             if resolve is not None:
-                with contextlib.suppress(_Unkeyed):
-                    return _top(searcher, q, limit, allowed, _keyed(resolve))
-            return _top(searcher, q, limit, allowed, _stored)
+                with contextlib.suppress(texthits.Unkeyed):
+                    return texthits.top(searcher, q, limit, allowed, texthits.keyed(resolve))
+            return texthits.top(searcher, q, limit, allowed, texthits.stored)
         except ValueError as err:  # tantivy reads lazily: damage can surface here
             raise TextIndexCorrupt(f"cannot search {self._directory} ({err})") from err
 
@@ -226,9 +223,9 @@ class TextIndex:
             if textdoc.ghosts(self._directory) + len(hits) <= _MAX_GHOSTS * live:
                 return []
             chosen = every
-        named = [_id_blob(searcher.doc(address)) for address in chosen]
+        named = [texthits.id_blob(searcher.doc(address)) for address in chosen]
         blobs = {i: b for i, b in named if i not in doomed}
-        marks = _keys(searcher, chosen)
+        marks = texthits.keys(searcher, chosen)
         keys = {n: -1 if m is None else m[0] for n, m in zip(named, marks, strict=True)}
         source = self._source.searcher()
         try:
@@ -339,84 +336,5 @@ def _matching(
     return [a for _, a in searcher.search(query, limit, count=False).hits]
 
 
-class _Unkeyed(Exception):
-    """A document without a key: the search names its hits from the stored documents."""
-
-
-# What names a search's hits: for each address, (id, blob, key), or None to leave it out.
-_Namer = Callable[[tantivy.Searcher, list[tantivy.DocAddress]], list[tuple[str, str, int] | None]]
-
-
-def _stored(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[Any]:
-    return [(*_id_blob(searcher.doc(address)), -1) for address in addresses]
-
-
-def _keyed(resolve: Callable[[list[int]], dict[int, tuple[str, str]]]) -> _Namer:
-    def name(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[Any]:
-        marks = [mark for mark in _keys(searcher, addresses) if mark is not None]
-        if len(marks) < len(addresses):
-            raise _Unkeyed
-        found = resolve([key for key, _ in marks]) if marks else {}
-        return [
-            None
-            if (known := found.get(key)) is None or textdoc.fingerprint(known[1]) != mark
-            else (known[0], "", key)
-            for key, mark in marks
-        ]
-
-    return name
-
-
-def _keys(
-    searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
-) -> list[tuple[int, int] | None]:
-    """Each document's (key, blob fingerprint), None where it has none."""
-    if not addresses:
-        return []
-    keys = searcher.fast_field_values("key", addresses)
-    prints = searcher.fast_field_values("print", addresses)
-    return [
-        None if key is None or mark is None else (int(key), int(mark))
-        for key, mark in zip(keys, prints, strict=True)
-    ]
-
-
-def _top(
-    searcher: tantivy.Searcher,
-    query: tantivy.Query,
-    limit: int,
-    allowed: frozenset[str] | None,
-    name: _Namer,
-) -> list[TextHit]:
-    """Top `limit` by (score desc, id): fetch more hits while `allowed` (or `name`) rejects
-    too many, or while hits tie with the last one kept (up to `_MAX_FETCH`)."""
-    total = searcher.num_docs
-    want = limit + _TIE_PAD
-    if allowed is not None:  # about enough hits to find `want` allowed ones
-        want = want * total // len(allowed) + want
-    want = min(want, total)
-    seen: dict[tuple[int, int], tuple[str, str, int] | None] = {}
-    while True:
-        hits = searcher.search(query, want, count=False).hits
-        fresh = [a for _, a in hits if (a.segment_ord, a.doc) not in seen]
-        named = name(searcher, fresh)
-        seen.update(zip([(a.segment_ord, a.doc) for a in fresh], named, strict=True))
-        rows = []
-        for score, address in hits:
-            hit = seen[(address.segment_ord, address.doc)]
-            if hit is not None and (allowed is None or hit[0] in allowed):
-                rows.append(TextHit(hit[0], hit[1], float(score), hit[2]))
-        rows.sort(key=lambda hit: (-hit.score, hit.id))
-        if len(hits) < want or want >= total:
-            return rows[:limit]
-        if len(rows) >= limit and (rows[limit - 1].score > hits[-1][0] or want >= _MAX_FETCH):
-            return rows[:limit]
-        want = min(want * 4, total)
-
-
 def _document(doc: TextDoc) -> tantivy.Document:
     return tantivy.Document(**textdoc.text_fields(doc)[0])
-
-
-def _id_blob(doc: tantivy.Document) -> tuple[str, str]:
-    return str(doc.get_first("id")), str(doc.get_first("blob"))
