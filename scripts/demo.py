@@ -216,6 +216,17 @@ def agent_hooks(t: Tour) -> None:
     t.gitmem("setup --host claude-code --uninstall")
 
 
+def insight(t: Tour) -> None:
+    t.section("Insight: the memory at a glance, and a report to open in a browser")
+    t.gitmem("stats")
+    # Outside the throwaway directory, so that it outlives the tour.
+    report = Path(tempfile.gettempdir()) / "gitmem-demo-report.html"
+    t.gitmem(f"report --html {report}")
+    if "Latest decisions" not in report.read_text(encoding="utf-8"):
+        sys.exit("demo: the report has no decisions section")
+    print(f"The report stays at {report}: open {report.as_uri()} in a browser.")
+
+
 STEPS = [
     init_store,
     record_memories,
@@ -230,6 +241,7 @@ STEPS = [
     store_status,
     sync_two_clones,
     agent_hooks,
+    insight,
 ]
 
 

@@ -351,6 +351,54 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ("level", "string", "`error`, or `warning` (a link to a record not in the store)."),
         ],
     ),
+    (
+        "Stats",
+        "`stats --json` (and `stats` of `report --json`)",
+        "One object (docs/report.md). Counts of records are of HEAD, superseded records "
+        "included; `--since` limits `growth` and `history` to writes from then on.",
+        [
+            ("store", "string", "The store's directory."),
+            ("head", "string or null", "HEAD's commit."),
+            ("generated", "string", "When the answer was made, UTC."),
+            ("since", "string or null", "The `--since` moment, UTC, or `null`."),
+            (
+                "records",
+                "object",
+                "`{total, active, by_type, by_agent, by_scope, by_status, by_project}`: each "
+                "`by_` an object of name to count, largest first.",
+            ),
+            (
+                "growth",
+                "array of object",
+                "`{week, start, added, by_type, by_agent}` per ISO week (`2026-W05`, its Monday), "
+                "every week from the first to the last, empty ones included.",
+            ),
+            (
+                "top_tags",
+                "array of array",
+                "`[tag, count]`, the 20 commonest, `project:` tags aside.",
+            ),
+            (
+                "history",
+                "object",
+                "`{commits, by_operation, supersedes, forgets, first, last}` from the commits' "
+                "`Gitmem-Operation` trailers (`other` for a commit without one).",
+            ),
+            ("sync", "object", "As in `status --json`'s `sync`: `{remote: null}` without one."),
+            ("index", "object", "As in `status --json`'s `index`."),
+            ("recall", "object", "`{recorded, note}`: recall statistics are not recorded yet."),
+        ],
+    ),
+    (
+        "Report",
+        "`report --json`",
+        "One object, printed after the page was written.",
+        [
+            ("path", "string", "The page written."),
+            ("bytes", "integer", "Its size."),
+            ("stats", "object", "The numbers it shows, as `stats --json` prints them."),
+        ],
+    ),
 ]
 
 

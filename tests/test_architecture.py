@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "sync": 9,
     "status": 10,
     "evaluate": 10,
+    "insight": 11,  # stats and the HTML report (reads status, sync): writes nothing
     "hooks": 11,
     "mcp_server": 11,
     "cli": 12,
@@ -72,6 +73,7 @@ OWNERS: dict[str, set[str]] = {
         "cli/remote.py",
         "cli/agents.py",
         "cli/purge.py",
+        "cli/insight.py",
     },
     "click": set(),
     "rich": {"cli/display.py"},

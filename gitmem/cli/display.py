@@ -36,6 +36,7 @@ __all__ = [
     "recall",
     "record_table",
     "say",
+    "stats",
     "status",
     "sync_lines",
     "write_result",
@@ -237,3 +238,45 @@ def sync_lines(report: dict[str, Any]) -> list[str]:
         f"sync      {report['remote']}: {ahead} write{'s' if ahead != 1 else ''} not pushed yet, "
         f"{behind} remote commit{'s' if behind != 1 else ''} not merged yet ({when})"
     ]
+
+
+def stats(report: dict[str, Any]) -> None:
+    """`gitmem stats`: rich tables on a terminal, aligned plain text anywhere else."""
+    records, history = report["records"], report["history"]
+    window = f" (writes since {report['since'][:10]})" if report["since"] else ""
+    say(f"store     {report['store']}{window}")
+    say(f"records   {records['total']} ({records['active']} active)")
+    ops = ", ".join(f"{k} {n}" for k, n in history["by_operation"].items()) or "none"
+    say(f"writes    {history['commits']} commits: {ops}")
+    sections: list[tuple[str, list[tuple[str, int]]]] = [
+        (name, list(records[f"by_{name}"].items()))
+        for name in ("type", "agent", "scope", "status", "project")
+    ]
+    sections.append(("tag", [(tag, n) for tag, n in report["top_tags"]]))
+    weeks = report["growth"][-8:]
+    sections.append(("week", [(w["week"], w["added"]) for w in weeks]))
+    for name, rows in sections:
+        _count_table(name, rows)
+    for line in sync_lines(report["sync"]):
+        say(line)
+    say(f"index     {report['index']['state']}")
+    say(f"recall    {report['recall']['note']}")
+
+
+def _count_table(name: str, rows: list[tuple[str, int]]) -> None:
+    if not rows:
+        return
+    if sys.stdout.isatty():
+        from rich.table import Table
+
+        table = Table(title=f"by {name}", title_justify="left", min_width=30)
+        table.add_column(name)
+        table.add_column("records", justify="right")
+        for key, n in rows:
+            table.add_row(key, str(n))
+        _console().print(table)
+        return
+    width = max(len(key) for key, _ in rows)
+    say(f"by {name}:")
+    for key, n in rows:
+        say(f"  {key:<{width}}  {n:>7}")

@@ -362,6 +362,11 @@ class Index:
         assert self._catalog is not None
         return cached(self._entry_cache, ids, self._catalog.entries, 200_000)
 
+    def every(self) -> list[Entry]:
+        """Every record at HEAD, superseded ones too (for counts: `gitmem stats`)."""
+        assert self._catalog is not None
+        return list(self.entries(self._catalog.matching(Filter(include_superseded=True))).values())
+
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
         """(updated, weight) of each id still indexed: what recall's decay and weight factor
         need of every candidate, and the full entry only of those it returns."""
