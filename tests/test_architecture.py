@@ -73,6 +73,7 @@ OWNERS: dict[str, set[str]] = {
         "cli/remote.py",
         "cli/agents.py",
         "cli/purge.py",
+        "cli/capture.py",
     },
     "click": set(),
     "rich": {"cli/display.py"},

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SessionState",
+    "archive_path",
     "archive_transcript",
     "load_state",
     "save_state",
@@ -194,6 +195,12 @@ def write_session_record(
     return replace(state, record=result.record.id, written=digest)
 
 
+def archive_path(cache: Path, state: SessionState) -> Path:
+    """Where the session's transcript is archived (gitmem.capture reads it from there)."""
+    folder = cache / "transcripts" / safe_name(state.project or "no-project")
+    return folder / f"{safe_name(state.session)}.jsonl"
+
+
 def archive_transcript(cache: Path, state: SessionState, transcript: Path) -> SessionState:
     """Append the transcript's new lines, secrets redacted, to the local archive."""
     from gitmem.store import guard
@@ -212,9 +219,8 @@ def archive_transcript(cache: Path, state: SessionState, transcript: Path) -> Se
     if complete == 0:
         return state
     text, _ = guard.redact(chunk[:complete].decode("utf-8", "replace"))
-    folder = cache / "transcripts" / safe_name(state.project or "no-project")
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{safe_name(state.session)}.jsonl"
+    target = archive_path(cache, state)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("w" if offset == 0 else "a", encoding="utf-8") as out:
         out.write(text)
     return replace(state, transcript_offset=offset + complete)

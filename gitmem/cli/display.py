@@ -237,3 +237,19 @@ def sync_lines(report: dict[str, Any]) -> list[str]:
         f"sync      {report['remote']}: {ahead} write{'s' if ahead != 1 else ''} not pushed yet, "
         f"{behind} remote commit{'s' if behind != 1 else ''} not merged yet ({when})"
     ]
+
+
+def capture_lines(capture: dict[str, Any]) -> list[str]:
+    """`gitmem status`'s capture part: sessions waiting for distillation, the last failures."""
+    waiting = capture["waiting"]
+    if not capture["sessions"]:
+        return []
+    lines = [f"capture   {capture['records']} records from {capture['sessions']} sessions"]
+    if waiting:
+        lines.append(f"          {len(waiting)} waiting for distillation (gitmem distill):")
+        lines += [f"            {w['session']} ({w['bytes']} bytes new)" for w in waiting]
+    for failure in capture["failures"]:
+        lines.append(
+            f"          failed {failure['time']} {failure['session']}: {failure['reason']}"
+        )
+    return lines
