@@ -72,5 +72,16 @@ def archive(tmp_path: Path, store: Path, fixture: str = "claude-code", *, extra:
     return transcript
 
 
+LESSON_ANSWER = {
+    "records": [
+        {
+            "type": "lesson",
+            "title": "Redis pub/sub drops jobs on restart",
+            "body": "Pub/sub keeps nothing for absent subscribers; the queue moved to Postgres.",
+        }
+    ]
+}
+
+
 def decision(title: str, body: str, **fields: str) -> dict[str, object]:
     return {"type": "decision", "title": title, "abstract": body, "body": body, "fields": fields}

@@ -403,3 +403,21 @@ def test_a_wrong_capture_setting_is_refused(tmp_path: Path, store_path: Path, gm
     configure(store_path, None, secrets="maybe")
     done = gm("distill")
     assert done.code == 1 and 'capture.secrets must be "redact" or "refuse"' in done.err
+
+
+def test_the_mcp_tools_answer_as_the_cli(tmp_path: Path, store_path: Path, gm) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}))
+    archive(tmp_path, store_path)
+    server = build_server(Store.open(store_path), env=dict(os.environ))
+    dry = call(server, "distill", {"dry_run": True})
+    assert dry == _json(gm("distill", "--dry-run", "--json"))
+    assert dry["spans"][0]["written"] == [LESSON["title"]]
+    done = call(server, "distill", {})
+    ident = done["spans"][0]["written"][0]
+    assert call(server, "trace", {"id": ident}) == _json(gm("trace", ident, "--json"))
