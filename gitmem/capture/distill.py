@@ -86,10 +86,19 @@ def distill(
         states = [s for s in queue.load_all(cache) if force or s.waiting(cache)]
     spans: list[SpanReport] = []
     notes: list[str] = []
-    keys = Keys(store)
+    run = _Run(Keys(store), Seen(), {})
     for state in states:
-        _session(store, state, settings, related, env, keys, force, dry_run, trigger, spans, notes)
+        _session(store, state, settings, related, env, run, force, dry_run, trigger, spans, notes)
     return DistillReport(tuple(spans), tuple(notes))
+
+
+@dataclass
+class _Run:
+    """What one run shares across its spans and sessions."""
+
+    keys: Keys
+    seen: Seen  # records to compare with: the related ones found, and those of this run
+    replaced: dict[str, str]  # old id -> the id of the record of this run that replaced it
 
 
 def _session(
@@ -98,13 +107,16 @@ def _session(
     settings: CaptureSettings,
     related: Related,
     env: Mapping[str, str],
-    keys: Keys,
+    run: _Run,
     force: bool,
     dry_run: bool,
     trigger: str,
     spans: list[SpanReport],
     notes: list[str],
 ) -> None:
+    """Distil a session's spans first, then write them, one commit each: every recall of the
+    run then reads the index as it was (caught up once, not after each span's commit), and
+    what this run wrote is compared with through `run.seen`."""
     cache = store.cache_dir
     with queue.held(cache, state) as mine:
         if not mine:
@@ -117,44 +129,78 @@ def _session(
         if not archive.is_file():
             notes.append(f"{state.session}: its archive {state.archive} is gone")
             return
+        planned: list[tuple[Span, SpanReport, list[Draft]]] = []
+        failed: SpanReport | None = None
+        offset, line = state.offset, state.line
         for number in range(settings.spans_per_run):
             span = read_span(
                 archive,
-                state.offset,
-                state.line,
+                offset,
+                line,
                 max_chars=settings.span_chars,
                 message_chars=settings.message_chars,
             )
-            if span.last == state.line:
+            if span.last == line:
                 break  # nothing new
             few = len(span.messages) < settings.min_messages
             if trigger == "stop" and number == 0 and span.complete and few:
                 notes.append(f"{state.session}: {len(span.messages)} new messages; waits for more")
                 break
-            report = _span(store, state, span, settings, related, env, keys, dry_run)
-            spans.append(report)
+            report, drafts = _plan(store, state, span, settings, related, env, run)
+            if report.problem:
+                failed = report
+                break
+            planned.append((span, report, drafts))
+            offset, line = span.end, span.last
             if dry_run:
                 break
+        if dry_run:
+            spans.extend(report for _, report, _ in planned)
+            if failed is not None:
+                spans.append(failed)
+            return
+        for span, report, drafts in planned:
+            report = _write(store, state, report, drafts, settings, run)
+            spans.append(report)
             if report.problem:
-                state = state.failed(queue.Failure(_now(), report.lines, report.problem))
+                failed = None
+                state = _failed(state, report, notes)
                 if state.attempts < MAX_ATTEMPTS:
                     queue.save(cache, state)
-                    break
-                notes.append(
-                    f"{state.session}: lines {report.lines} skipped after {state.attempts} failures"
-                )
+                    return
             state = replace(
                 state,
                 offset=span.end,
                 line=span.last,
                 attempts=0,
                 spans=state.spans + (1 if report.commit else 0),
-                records=state.records + len(report.written),
+                records=state.records + (len(report.written) if report.commit else 0),
             )
             queue.save(cache, state)
-        else:
-            if state.waiting(cache):
-                notes.append(f"{state.session}: more left for the next run")
+        if failed is not None:
+            spans.append(failed)
+            state = _failed(state, failed, notes)
+            if state.attempts >= MAX_ATTEMPTS:  # skipped: the watermark goes past it
+                end = read_span(
+                    archive,
+                    state.offset,
+                    state.line,
+                    max_chars=settings.span_chars,
+                    message_chars=settings.message_chars,
+                )
+                state = replace(state, offset=end.end, line=end.last, attempts=0)
+            queue.save(cache, state)
+        elif len(planned) == settings.spans_per_run and state.waiting(cache):
+            notes.append(f"{state.session}: more left for the next run")
+
+
+def _failed(state: queue.SessionQueue, report: SpanReport, notes: list[str]) -> queue.SessionQueue:
+    state = state.failed(queue.Failure(_now(), report.lines, report.problem))
+    if state.attempts >= MAX_ATTEMPTS:
+        notes.append(
+            f"{state.session}: lines {report.lines} skipped after {state.attempts} failures"
+        )
+    return state
 
 
 def _query(span: Span) -> str:
@@ -176,29 +222,29 @@ def _found(store: Store, related: Related, query: str, limit: int) -> list[Recor
     return out
 
 
-def _span(
+def _plan(
     store: Store,
     state: queue.SessionQueue,
     span: Span,
     settings: CaptureSettings,
     related: Related,
     env: Mapping[str, str],
-    keys: Keys,
-    dry_run: bool,
-) -> SpanReport:
+    run: _Run,
+) -> tuple[SpanReport, list[Draft]]:
+    """Ask the distiller about one span: the report (titles as `written`) and the drafts."""
     lines = f"{span.first}-{span.last}"
     source = f"transcript:{state.session}#{lines}"
     base = SpanReport(state.session, lines, source)
     if not span.messages:
         why = f"{span.unreadable} lines not JSON" if span.unreadable else "no messages"
-        return replace(base, dropped=(f"nothing to distill ({why})",))
+        return replace(base, dropped=(f"nothing to distill ({why})",)), []
     existing = _found(store, related, _query(span), settings.related)
     prompt = build_prompt(
         prompt_text(store.root, settings.prompt), store.schemas, existing, span.messages
     )
     command, why = distiller_command(settings.command, state.host, env)
     if why:
-        return replace(base, problem=why)
+        return replace(base, problem=why), []
     parsed = None
     for attempt in (prompt, None):
         ran = run_distiller(
@@ -208,7 +254,7 @@ def _span(
             settings.timeout,
         )
         if ran.problem:
-            return replace(base, problem=ran.problem)
+            return replace(base, problem=ran.problem), []
         parsed = parse_answer(
             ran.output, store, cap=settings.max_records, source=source, scope=settings.scope
         )
@@ -217,16 +263,33 @@ def _span(
     assert parsed is not None
     if parsed.problems:
         shown = "; ".join(parsed.problems[:3])
-        return replace(base, problem=f"the answer was refused twice: {shown}")
-    drafts, duplicates, dropped = _screen(store, parsed.drafts, existing, related, keys, settings)
+        return replace(base, problem=f"the answer was refused twice: {shown}"), []
+    for record in existing:
+        run.seen.add_record(record)
+    drafts, duplicates, dropped = _screen(store, parsed.drafts, related, run, settings)
     if parsed.dropped:
         dropped = (*dropped, f"{parsed.dropped} records past the cap of {settings.max_records}")
     superseded = tuple(d.supersedes for d in drafts if d.supersedes)
-    if dry_run or not drafts:
-        titles = tuple(d.title for d in drafts)
-        return replace(
-            base, written=titles, superseded=superseded, duplicates=duplicates, dropped=dropped
-        )
+    titles = tuple(d.title for d in drafts)
+    report = replace(
+        base, written=titles, superseded=superseded, duplicates=duplicates, dropped=dropped
+    )
+    return report, drafts
+
+
+def _write(
+    store: Store,
+    state: queue.SessionQueue,
+    report: SpanReport,
+    drafts: list[Draft],
+    settings: CaptureSettings,
+    run: _Run,
+) -> SpanReport:
+    """One span's drafts as one commit (a record an earlier span of this run replaced is
+    superseded in its new form)."""
+    if not drafts:
+        return replace(report, written=())
+    drafts = [replace(d, supersedes=run.replaced.get(d.supersedes, d.supersedes)) for d in drafts]
     count = len(drafts)
     subject = (
         f"capture: {count} record{'s' if count != 1 else ''} from session {state.session[:12]}"
@@ -236,19 +299,19 @@ def _span(
             drafts,
             subject=subject,
             agent=state.host or "capture",
-            trailers={"Gitmem-Source": source},
+            trailers={"Gitmem-Source": report.source},
             secrets="redact" if settings.secrets == "redact" else "refuse",
         )
     except GitmemError as exc:
-        return replace(base, problem=f"the write was refused: {exc}", dropped=dropped)
+        return replace(report, written=(), problem=f"the write was refused: {exc}")
     for record in result.records:
-        keys.taken(record.type, keys.key_of(record.type, record.extra), record)
+        run.keys.taken(record.type, run.keys.key_of(record.type, record.extra), record)
+        for old in record.supersedes:
+            run.replaced[old] = record.id
     return replace(
-        base,
+        report,
         written=tuple(r.id for r in result.records),
-        superseded=superseded,
-        duplicates=duplicates,
-        dropped=dropped,
+        superseded=tuple(d.supersedes for d in drafts if d.supersedes),
         commit=result.commit,
     )
 
@@ -256,16 +319,13 @@ def _span(
 def _screen(
     store: Store,
     drafts: Sequence[Draft],
-    existing: Sequence[Record],
     related: Related,
-    keys: Keys,
+    run: _Run,
     settings: CaptureSettings,
 ) -> tuple[list[Draft], int, tuple[str, ...]]:
     """The drafts to write: without secrets (when refused), duplicates and repeated keys;
     each keyed draft superseding the current record of its key."""
-    seen = Seen()
-    for record in existing:
-        seen.add_record(record)
+    seen, keys = run.seen, run.keys
     kept: list[Draft] = []
     dropped: list[str] = []
     duplicates = 0
