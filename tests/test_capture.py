@@ -421,3 +421,27 @@ def test_the_mcp_tools_answer_as_the_cli(tmp_path: Path, store_path: Path, gm) -
     done = call(server, "distill", {})
     ident = done["spans"][0]["written"][0]
     assert call(server, "trace", {"id": ident}) == _json(gm("trace", ident, "--json"))
+
+
+def test_a_big_transcript_is_archived_in_pieces_across_runs(tmp_path: Path) -> None:
+    """The hook reads, redacts and appends a piece at a time (never the whole file) and
+    stops between pieces at its deadline; the next run goes on from there."""
+    import time
+
+    from gitmem.agents.session import SessionState, archive_path, archive_transcript
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    lines = [
+        json.dumps({"n": i, "text": f"line {i} {token if i % 50 == 0 else ''}"}) for i in range(400)
+    ]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(lines) + "\n" + '{"half": ')  # a last line being written
+    cache = tmp_path / "cache"
+    state = SessionState("s", project="p")
+    state = archive_transcript(cache, state, transcript, deadline=time.monotonic() - 1, piece=1000)
+    assert state.transcript_offset == 0  # the deadline had passed: nothing read
+    state = archive_transcript(cache, state, transcript, piece=1000)
+    archived = archive_path(cache, state).read_text().splitlines()
+    assert [json.loads(line)["n"] for line in archived] == list(range(400))
+    assert token not in archive_path(cache, state).read_text()
+    assert state.transcript_offset == transcript.stat().st_size - len('{"half": ')

@@ -253,7 +253,8 @@ def session_record(hook: Hook) -> str:
     # After the record: a huge first transcript may use up the time that is left.
     transcript = str(hook.payload.get("transcript_path") or "")
     if transcript and hook.settings.archive_transcripts:
-        state = archive_transcript(hook.cache, state, Path(transcript).expanduser())
+        path = Path(transcript).expanduser()
+        state = archive_transcript(hook.cache, state, path, deadline=hook.deadline(2.0))
         save_state(hook.cache, state)
         _distill_later(hook, state)
     return ""
