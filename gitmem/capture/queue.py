@@ -76,11 +76,13 @@ def _state_path(cache: Path, archive: str) -> Path:
 def enqueue(cache: Path, session: str, host: str, archive: Path) -> SessionQueue:
     """Note (or refresh) a session whose transcript is archived at `archive`."""
     relative = archive.relative_to(cache).as_posix()
-    state = find(cache, session)
-    if state is None or state.archive != relative:
+    found = _load(_state_path(cache, relative))  # beside the archive: no scan of the others
+    if found is None or found.session != session:
         state = SessionQueue(session=session, host=host, archive=relative)
-    elif host and state.host != host:
-        state = replace(state, host=host)
+    elif host and found.host != host:
+        state = replace(found, host=host)
+    else:
+        return found  # unchanged: not written, so a running distillation's watermark stands
     save(cache, state)
     return state
 
