@@ -11,7 +11,7 @@ answers for the same call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +23,8 @@ from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
+    from gitmem.capture.distill import DistillReport
+    from gitmem.capture.trace import Trace
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -208,3 +210,31 @@ class Store(CoreStore):
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)
+
+    # --- capture (docs/capture.md) -----------------------------------------------------------
+
+    def distill(
+        self,
+        env: Mapping[str, str],
+        session: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        trigger: str = "",
+    ) -> DistillReport:
+        """Distil archived session transcripts into records (gitmem.capture.distill); `env`
+        is the distiller's environment (its PATH finds it)."""
+        from gitmem.capture.distill import distill
+
+        def related(query: str, limit: int) -> list[str]:
+            return [hit.id for hit in self.recall(query, limit=limit).hits]
+
+        return distill(
+            self, related, env, session=session, force=force, dry_run=dry_run, trigger=trigger
+        )
+
+    def trace(self, id_or_prefix: str) -> Trace:
+        """The archived transcript messages a captured record came from."""
+        from gitmem.capture.trace import trace
+
+        return trace(self.cache_dir, self.get(id_or_prefix))

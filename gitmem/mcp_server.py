@@ -1,10 +1,10 @@
 """`gitmem mcp`: the store as an MCP server over stdio (the `mcp` SDK is imported only here).
 
-Tools: recall, read, record, supersede, forget, history, diff, context; recall, read and
-history take `as_of` (the memory as it stood then). Resource: `gitmem://context`, the block
-SessionStart injects. Every tool answers with the same JSON as the matching `gitmem ... --json`
-command, built from the same Python API calls; a refused call is a tool error carrying
-gitmem's message (what is wrong, what to do next).
+Tools: recall, read, record, supersede, forget, history, diff, context, trace, distill;
+recall, read and history take `as_of` (the memory as it stood then). Resource:
+`gitmem://context`, the block SessionStart injects. Every tool answers with the same JSON as
+the matching `gitmem ... --json` command, built from the same Python API calls; a refused
+call is a tool error carrying gitmem's message (what is wrong, what to do next).
 """
 
 from __future__ import annotations
@@ -44,13 +44,16 @@ def _answer(call: Callable[[], _T]) -> _T:
         raise ToolError(told) from exc
 
 
-def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServer:
+def build_server(
+    store: Store, *, agent: str = "", project: str = "", env: Mapping[str, str] | None = None
+) -> MCPServer:
     """The server over an opened store. `agent` signs writes (default: git's user.name);
-    `project` is the default project of `context`."""
+    `project` is the default project of `context`; `env` is the distiller's environment."""
     from gitmem.index.entries import Filter
     from gitmem.recall.options import result_json
 
     server = MCPServer("gitmem", instructions=INSTRUCTIONS)
+    env = dict(env or {})
     default_project = project
 
     @server.tool()
@@ -150,6 +153,25 @@ def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServ
         chosen = project if project is not None else default_project
         return _answer(lambda: store.context(project=chosen, budget=budget)).to_dict()
 
+    @server.tool()
+    def trace(id: str) -> dict[str, Any]:
+        """The archived transcript messages a captured record came from (provenance)."""
+        from gitmem.capture.report import trace_json
+
+        return trace_json(_answer(lambda: store.trace(id)))
+
+    @server.tool()
+    def distill(
+        session: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Distil archived session transcripts into records now (the hooks do it when a
+        session ends); `dry_run` asks the distiller and writes nothing."""
+        from gitmem.capture.report import distill_json
+
+        return distill_json(
+            _answer(lambda: store.distill(env, session, force=force, dry_run=dry_run))
+        )
+
     @server.resource("gitmem://context", name="context", mime_type="text/markdown")
     def context_resource() -> str:
         """The context block for this server's project."""
@@ -167,7 +189,8 @@ def serve(root: Path, env: Mapping[str, str], project: str = "") -> None:
     )
     if cache:
         store.model_cache = Path(cache)
-    server = build_server(store, agent=env.get("GITMEM_AGENT", "").strip(), project=project)
+    agent = env.get("GITMEM_AGENT", "").strip()
+    server = build_server(store, agent=agent, project=project, env=env)
     try:
         server.run("stdio")
     except BaseExceptionGroup as group:  # the SDK's task group: its stdout writer's EPIPE

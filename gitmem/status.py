@@ -74,6 +74,9 @@ def store_status(store: Store) -> dict[str, Any]:
     from gitmem.sync.state import sync_status  # same layer; reads two refs and a small file
 
     report["sync"] = sync_status(store)
+    from gitmem.capture.report import capture_status
+
+    report["capture"] = capture_status(store.cache_dir)
     return report
 
 

@@ -193,6 +193,14 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "pushed), `behind` (remote commits not yet merged) and `last_sync` (ISO time "
                 "or `null`). See docs/sync.md.",
             ),
+            (
+                "capture",
+                "object",
+                "Distillation of agent sessions (docs/capture.md): `sessions` (archived "
+                "sessions known), `records` (records captured from them), `waiting` (sessions "
+                "with transcript not yet distilled: `session`, `host`, `bytes`, `attempts`) "
+                "and `failures` (the last five: `session`, `time`, `span`, `reason`).",
+            ),
         ],
     ),
     (
@@ -397,6 +405,41 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ("path", "string", "The page written."),
             ("bytes", "integer", "Its size."),
             ("stats", "object", "The numbers it shows, as `stats --json` prints them."),
+        ],
+    ),
+    (
+        "Distill result",
+        "`distill --json` and the MCP tool `distill`",
+        "One object; a span is the part of one session's transcript sent at once.",
+        [
+            ("spans", "array of object", "The spans distilled (or tried), each as below."),
+            ("*spans[].session", "string", "The session id."),
+            ("*spans[].lines", "string", "The archive's lines, `first-last`."),
+            (
+                "*spans[].source",
+                "string",
+                "`transcript:<session>#<first>-<last>`: the records' source.",
+            ),
+            ("*spans[].written", "array of string", "New record ids (titles with `--dry-run`)."),
+            ("*spans[].superseded", "array of string", "Ids the new records supersede."),
+            ("*spans[].duplicates", "integer", "Records left out as duplicates of current ones."),
+            ("*spans[].dropped", "array of string", "Why each other left-out record was left out."),
+            ("*spans[].commit", "string or null", "The span's one commit; `null`: none."),
+            ("*spans[].problem", "string or null", "Why the span failed (kept for the next try)."),
+            ("notes", "array of string", "Sessions left alone, and why."),
+        ],
+    ),
+    (
+        "Trace",
+        "`trace --json` and the MCP tool `trace`",
+        "One object.",
+        [
+            ("id", "string", "The record's id."),
+            ("source", "string", "The record's source."),
+            ("session", "string or null", "The session it was captured from; `null`: none."),
+            ("lines", "string or null", "The archive's lines, `first-last`."),
+            ("messages", "array of object", "`line`, `role` (user, assistant, tool), `text`."),
+            ("problem", "string or null", "Why there are no messages (no provenance, no archive)."),
         ],
     ),
 ]

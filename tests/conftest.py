@@ -1,6 +1,6 @@
 """Isolation for every test: a fake HOME with a pinned git identity, no inherited GIT_* or
-GITMEM_* variables (but GITMEM_BACKGROUND_INDEX=off), and helpers to make stores and run the
-CLI as a user would."""
+GITMEM_* variables (but GITMEM_BACKGROUND_INDEX=off and GITMEM_CAPTURE=off), and helpers to
+make stores and run the CLI as a user would."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
     # No detached index catch-up after a CLI write (gitmem.cli.background) unless a test asks:
     # it would race with what a test checks of the index. tests/test_background.py turns it on.
     monkeypatch.setenv("GITMEM_BACKGROUND_INDEX", "off")
+    # No detached distillation after a session's hook (gitmem.hooks.events._distill_later)
+    # unless a test asks: tests/test_capture*.py turn it on.
+    monkeypatch.setenv("GITMEM_CAPTURE", "off")
 
 
 @dataclass

@@ -25,6 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "atomic": 0,
+    "detach": 0,  # a process started detached (the catch-up, the distillation)
     "store": 1,
     "index": 2,
     "recall": 3,
@@ -74,6 +75,7 @@ OWNERS: dict[str, set[str]] = {
         "cli/agents.py",
         "cli/purge.py",
         "cli/insight.py",
+        "cli/capture.py",
     },
     "click": set(),
     "rich": {"cli/display.py"},
@@ -107,6 +109,7 @@ LIGHT = {
     "gitmem.cli.argsplit",
     "gitmem.cli.quickrecall",
     "gitmem.cli.background",
+    "gitmem.detach",
 }
 
 

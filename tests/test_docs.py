@@ -121,3 +121,21 @@ def test_json_output_has_exactly_the_documented_keys(
     bad.write_text("no frontmatter\n", encoding="utf-8")
     problems = run_json(gm, "validate")
     assert problems and all(list(p) == documented(gen, "Validation problems") for p in problems)
+
+
+def test_capture_json_has_exactly_the_documented_keys(
+    gen: ModuleType, gm: Any, store_path: Path
+) -> None:
+    """`distill --json` and `trace --json` (issue 20), as docs/cli.md documents them."""
+    hint = "update JSON_SCHEMAS in scripts/gen_cli_docs.py, then run make docs"
+    report = run_json(gm, "distill")
+    assert list(report) == documented(gen, "Distill result"), hint
+    made = run_json(gm, "record", "fact", "Port 5432.", "--title", "DB port")
+    traced = run_json(gm, "trace", made["ids"][0])
+    assert list(traced) == documented(gen, "Trace"), hint
+    from gitmem.capture.distill import DistillReport, SpanReport
+    from gitmem.capture.report import distill_json
+
+    span = distill_json(DistillReport((SpanReport("s", "1-2", "transcript:s#1-2"),), ()))
+    spans = [k.removeprefix("*spans[].") for k in (r[0] for r in _rows(gen, "Distill result"))]
+    assert list(span["spans"][0]) == [k for k in spans if k not in ("spans", "notes")], hint

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SessionState",
+    "archive_path",
     "archive_transcript",
     "load_state",
     "save_state",
@@ -194,8 +195,28 @@ def write_session_record(
     return replace(state, record=result.record.id, written=digest)
 
 
-def archive_transcript(cache: Path, state: SessionState, transcript: Path) -> SessionState:
-    """Append the transcript's new lines, secrets redacted, to the local archive."""
+def archive_path(cache: Path, state: SessionState) -> Path:
+    """Where the session's transcript is archived (gitmem.capture reads it from there)."""
+    folder = cache / "transcripts" / safe_name(state.project or "no-project")
+    return folder / f"{safe_name(state.session)}.jsonl"
+
+
+PIECE = 8 << 20  # bytes of transcript read, redacted and appended at a time
+
+
+def archive_transcript(
+    cache: Path,
+    state: SessionState,
+    transcript: Path,
+    *,
+    deadline: float | None = None,
+    piece: int = PIECE,
+) -> SessionState:
+    """Append the transcript's new lines, secrets redacted, to the local archive: a piece of
+    `piece` bytes at a time (a 200 MB transcript is never read whole), stopping between
+    pieces once `deadline` (time.monotonic) has passed; the next run goes on from there."""
+    import time
+
     from gitmem.store import guard
 
     try:
@@ -205,16 +226,22 @@ def archive_transcript(cache: Path, state: SessionState, transcript: Path) -> Se
     offset = state.transcript_offset if state.transcript_offset <= size else 0
     if offset == size:
         return state
+    target = archive_path(cache, state)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with transcript.open("rb") as handle:
         handle.seek(offset)
-        chunk = handle.read(size - offset)
-    complete = chunk.rfind(b"\n") + 1  # a line still being written waits for the next run
-    if complete == 0:
-        return state
-    text, _ = guard.redact(chunk[:complete].decode("utf-8", "replace"))
-    folder = cache / "transcripts" / safe_name(state.project or "no-project")
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{safe_name(state.session)}.jsonl"
-    with target.open("w" if offset == 0 else "a", encoding="utf-8") as out:
-        out.write(text)
-    return replace(state, transcript_offset=offset + complete)
+        while offset < size and (deadline is None or time.monotonic() < deadline):
+            chunk = handle.read(min(piece, size - offset))
+            complete = chunk.rfind(b"\n") + 1  # a line still being written waits for a later run
+            while complete == 0 and offset + len(chunk) < size:  # a line longer than a piece
+                more = handle.read(min(piece, size - offset - len(chunk)))
+                chunk += more
+                complete = chunk.rfind(b"\n") + 1
+            if complete == 0:
+                break
+            text, _ = guard.redact(chunk[:complete].decode("utf-8", "replace"))
+            with target.open("w" if offset == 0 else "a", encoding="utf-8") as out:
+                out.write(text)
+            offset += complete
+            handle.seek(offset)
+    return replace(state, transcript_offset=offset)

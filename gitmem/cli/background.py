@@ -4,7 +4,7 @@ catch-up itself: after 30 writes at 10k records that was 290-521 ms of one recal
 
 A write that commits calls `catch_up_later(root, env)` last: it starts `python -m
 gitmem.cli.background ROOT`, detached (its own session, no terminal, output to /dev/null, at a
-lower priority; with os.posix_spawn, so that the write does not import subprocess), and
+lower priority; with gitmem.detach, which does not import subprocess), and
 returns; starting it can never fail or slow the write beyond the spawn (an error is dropped:
 the next recall catches up as it always has). The process takes a
 non-blocking lock (`.gitmem/catchup.lock`): when another catch-up is running it leaves at
@@ -30,19 +30,9 @@ def catch_up_later(root: Path, env: Mapping[str, str]) -> None:
     """Start the detached catch-up of `root`'s index, unless turned off."""
     if env.get("GITMEM_BACKGROUND_INDEX", "").strip().lower() in ("off", "0", "no", "false"):
         return
-    try:
-        # posix_spawn, not subprocess: importing subprocess costs a `gitmem record` process
-        # ~6 ms of its 250. The descriptors Python and libgit2 open are close-on-exec, so the
-        # child holds none of the parent's files (or locks).
-        quiet = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ]
-        args = [sys.executable, "-m", "gitmem.cli.background", str(root.absolute())]
-        os.posix_spawn(sys.executable, args, dict(env), file_actions=quiet, setsid=True)
-    except Exception:  # the write is done; the next recall catches up instead
-        pass
+    from gitmem.detach import start_detached
+
+    start_detached([sys.executable, "-m", "gitmem.cli.background", str(root.absolute())], env)
 
 
 def main(argv: list[str]) -> int:

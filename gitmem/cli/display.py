@@ -280,3 +280,19 @@ def _count_table(name: str, rows: list[tuple[str, int]]) -> None:
     say(f"by {name}:")
     for key, n in rows:
         say(f"  {key:<{width}}  {n:>7}")
+
+
+def capture_lines(capture: dict[str, Any]) -> list[str]:
+    """`gitmem status`'s capture part: sessions waiting for distillation, the last failures."""
+    waiting = capture["waiting"]
+    if not capture["sessions"]:
+        return []
+    lines = [f"capture   {capture['records']} records from {capture['sessions']} sessions"]
+    if waiting:
+        lines.append(f"          {len(waiting)} waiting for distillation (gitmem distill):")
+        lines += [f"            {w['session']} ({w['bytes']} bytes new)" for w in waiting]
+    for failure in capture["failures"]:
+        lines.append(
+            f"          failed {failure['time']} {failure['session']}: {failure['reason']}"
+        )
+    return lines

@@ -15,7 +15,8 @@ from gitmem.cli.app import app
 # The command modules register on `app` when imported, in this order: the order of
 # `gitmem --help` and docs/cli.md.
 # isort: off
-from gitmem.cli import writes, reads, checks, search, agents, remote, travel, purge, insight  # noqa: F401
+from gitmem.cli import writes, reads, checks, search, agents, remote, travel, purge  # noqa: F401
+from gitmem.cli import capture, insight  # noqa: F401
 
 # isort: on
 from gitmem.errors import (

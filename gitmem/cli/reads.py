@@ -142,6 +142,8 @@ def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
     display.status(report)
     for line in display.sync_lines(report["sync"]):
         display.say(line)
+    for line in display.capture_lines(report["capture"]):
+        display.say(line)
 
 
 @app.command()

@@ -15,11 +15,14 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.agents import notes
 from gitmem.agents import settings as hooksettings
 from gitmem.store import gitfiles
+
+if TYPE_CHECKING:
+    from gitmem.agents.session import SessionState
 
 __all__ = ["HANDLERS", "LOG_NAME", "Hook", "log"]
 
@@ -250,9 +253,33 @@ def session_record(hook: Hook) -> str:
     # After the record: a huge first transcript may use up the time that is left.
     transcript = str(hook.payload.get("transcript_path") or "")
     if transcript and hook.settings.archive_transcripts:
-        state = archive_transcript(hook.cache, state, Path(transcript).expanduser())
+        path = Path(transcript).expanduser()
+        state = archive_transcript(hook.cache, state, path, deadline=hook.deadline(2.0))
         save_state(hook.cache, state)
+        _distill_later(hook, state)
     return ""
+
+
+def _distill_later(hook: Hook, state: SessionState) -> None:
+    """Note the archived session for capture and start `gitmem distill` on it, detached
+    (docs/capture.md): the hook returns at once; the distiller may take minutes."""
+    from gitmem.agents.session import archive_path
+    from gitmem.capture.queue import enqueue
+
+    archive = archive_path(hook.cache, state)
+    if not archive.is_file():
+        return
+    enqueue(
+        hook.cache, state.session, state.host or hook.host, archive
+    )  # `gitmem distill` finds it
+    if hook.env.get("GITMEM_CAPTURE", "").strip().lower() in ("off", "0", "no", "false"):
+        return
+    from gitmem.detach import start_detached
+
+    command = [sys.executable, "-m", "gitmem", "distill", "--session", state.session]
+    command += ["--store", str(hook.root), "--background", "--trigger", hook.event]
+    if not start_detached(command, hook.env, str(hook.cache / LOG_NAME)):
+        hook.log("could not start the distillation; the next boundary tries again")
 
 
 HANDLERS: dict[str, Callable[[Hook], str]] = {

@@ -91,6 +91,8 @@ def _host(flag: str, payload: Mapping[str, Any]) -> str:
 def main(argv: list[str], env: Mapping[str, str], stdin: IO[bytes], stdout: IO[str]) -> int:
     """Run one hook. Always 0."""
     started = time.monotonic()
+    if env.get("GITMEM_HOOKS", "").strip().lower() in ("off", "0", "no", "false"):
+        return 0  # a distiller's own session (gitmem.capture.runner), or asked by a person
     given, host_flag, store_flag = _parse_args(argv)
     event = event_name(given)
     got: dict[str, Any] | str | BaseException | None = None  # None: stdin not read yet

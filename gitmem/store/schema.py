@@ -24,7 +24,7 @@ __all__ = ["KINDS", "FieldSpec", "Schema", "check_record", "coerce", "load_schem
 KINDS = ("text", "int", "float", "bool", "date", "datetime", "list", "enum")
 # "body" is not a frontmatter key but recordfile.parse treats it as one, so a field cannot use it.
 _RESERVED = frozenset(BASE_FIELDS) | {"body"}
-_SCHEMA_KEYS = frozenset({"type", "description", "additional_fields", "fields"})
+_SCHEMA_KEYS = frozenset({"type", "description", "additional_fields", "fields", "key"})
 _FIELD_KEYS = frozenset({"kind", "required", "choices", "description"})
 
 # Each kind's accepted text, and what to write instead. The pattern pins the shape (int() alone
@@ -72,6 +72,9 @@ class Schema:
     description: str
     fields: tuple[FieldSpec, ...]
     additional_fields: bool = True
+    # Fields whose values together name one current record (an upsert by capture:
+    # gitmem.capture.upsert; docs/schemas.md). Empty: records of this type have no key.
+    key: tuple[str, ...] = ()
 
     def field(self, name: str) -> FieldSpec | None:
         return next((spec for spec in self.fields if spec.name == name), None)
@@ -124,7 +127,18 @@ def _load_file(path: Path) -> Schema:
     if not isinstance(table, dict):
         raise fail("fields must be tables, e.g. [fields.rationale]")
     specs = tuple(_field_spec(name, spec, fail) for name, spec in table.items())
-    return Schema(type_, description.strip(), specs, additional)
+    key = data.get("key", [])
+    if not isinstance(key, list) or not all(isinstance(k, str) for k in key):
+        raise fail('key must be a list of field names, e.g. key = ["project", "subject"]')
+    names = {spec.name for spec in specs}
+    for name in key:
+        if name not in names:
+            raise fail(f"key names {name!r}, which is not a field here — add [fields.{name}]")
+        if next(s for s in specs if s.name == name).kind == "list":
+            raise fail(f"key field {name!r} is a list; a key field holds one value")
+    if len(set(key)) != len(key):
+        raise fail("key names a field twice")
+    return Schema(type_, description.strip(), specs, additional, tuple(key))
 
 
 def _field_spec(name: str, data: Any, fail: Callable[[str], GitmemError]) -> FieldSpec:

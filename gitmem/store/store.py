@@ -1,9 +1,9 @@
 """A memory store: a git repository of records, where every write is exactly one commit.
 
 `Store.open(path)` gives reads (get, records, history, export) and writes (record, supersede,
-forget, amend, replace_text, import_records, commit_pending). Every write validates first,
-runs the secret guard, then commits under the store's write lock; refused input raises before
-anything is written.
+forget, amend, replace_text, import_records, write_batch, commit_pending). Every write
+validates first, runs the secret guard, then commits under the store's write lock; refused
+input raises before anything is written.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from gitmem.store.recordfile import dump, parse
 from gitmem.store.writes import SecretPolicy
 
 if TYPE_CHECKING:
+    from gitmem.store.batch import Draft
     from gitmem.store.history import Version
 
 __all__ = ["Store", "WriteResult"]
@@ -302,6 +303,31 @@ class Store(Reader):
         message = writes.message("import", "", subject, "", agent, trailers, raw_subject=True)
         commit = self._commit(plan.changes, message, agent, head)
         return WriteResult(commit, plan.records, "import", plan.redactions)
+
+    @_exclusively
+    def write_batch(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        subject: str,
+        agent: str = "",
+        trailers: Mapping[str, str] | None = None,
+        secrets: SecretPolicy = "refuse",
+        now: datetime | None = None,
+    ) -> WriteResult:
+        """New records (each superseding the record its draft names, if any) as one commit:
+        a captured span (gitmem.capture). Nothing is written unless every draft passes."""
+        from gitmem.store.batch import plan_batch
+
+        agent = agent.strip() or self.default_agent()
+        moment = (now or _now()).replace(microsecond=0)
+        changes, created, redactions = plan_batch(self, drafts, agent, secrets, moment)
+        if not created:
+            return WriteResult(None, (), "capture")
+        extra = {"Gitmem-Count": str(len(created)), **(trailers or {})}
+        text = writes.message("capture", "", subject, "", agent, extra, raw_subject=True)
+        files = {p: dump(r).encode("utf-8") for p, r in changes.items()}
+        return WriteResult(self._commit(files, text, agent, None), created, "capture", redactions)
 
     @_exclusively
     def commit_pending(self, *, agent: str = "", message: str = "") -> WriteResult:

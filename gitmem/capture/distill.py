@@ -1,0 +1,368 @@
+"""Distilling archived sessions into records: from each session's watermark, a span of its
+transcript at a time, sent with the memories it most likely touches to the distiller; the
+answer validated (retried once with the problems), guarded against secrets, de-duplicated,
+upserted by key, and written as one commit per span (docs/capture.md).
+
+A failed span (no distiller, a timeout, an exit that is not 0, an answer refused twice, a
+write refused) leaves the watermark where it was: the transcript is still archived and the
+next boundary tries again, up to MAX_ATTEMPTS, after which the span is skipped, logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from gitmem.capture import queue
+from gitmem.capture.answer import parse_answer
+from gitmem.capture.dedup import Seen
+from gitmem.capture.prompt import build_prompt, prompt_text, retry_prompt
+from gitmem.capture.runner import distiller_command, run_distiller
+from gitmem.capture.settings import CaptureSettings, capture_settings
+from gitmem.capture.transcript import Span, read_span
+from gitmem.capture.upsert import Keys
+from gitmem.errors import GitmemError, NotFound
+from gitmem.store.batch import Draft
+from gitmem.store.record import Record
+from gitmem.store.store import Store
+
+__all__ = ["MAX_ATTEMPTS", "DistillReport", "Related", "SpanReport", "distill"]
+
+MAX_ATTEMPTS = 3
+Related = Callable[[str, int], Sequence[str]]  # a query and a limit -> ids, best first
+
+
+@dataclass(frozen=True)
+class SpanReport:
+    session: str
+    lines: str  # "first-last" of the archive
+    source: str  # what the records' source says
+    written: tuple[str, ...] = ()  # new record ids (planned titles with --dry-run)
+    superseded: tuple[str, ...] = ()
+    duplicates: int = 0
+    dropped: tuple[str, ...] = ()  # why each dropped record was dropped
+    commit: str | None = None
+    problem: str = ""  # why the span failed ("": it did not)
+
+
+@dataclass(frozen=True)
+class DistillReport:
+    spans: tuple[SpanReport, ...]
+    notes: tuple[str, ...]  # sessions left alone, and why
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def distill(
+    store: Store,
+    related: Related,
+    env: Mapping[str, str],
+    *,
+    session: str | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    trigger: str = "",
+) -> DistillReport:
+    """Distill one session (`session`), or every session with transcript left to distill.
+    `trigger` "stop" (a turn ended) waits for capture.min_messages new messages; `force`
+    starts again from the beginning of the archive; `dry_run` writes nothing and moves no
+    watermark. `env` is the distiller's environment (PATH finds it)."""
+    settings = capture_settings(store.root)
+    if not settings.enabled:
+        return DistillReport((), ("capture is off (capture.enabled = false in config.toml)",))
+    cache = store.cache_dir
+    if session is not None:
+        found = queue.find(cache, session)
+        if found is None:
+            raise NotFound(
+                f"no archived transcript for session {session} — the hooks archive one at "
+                'Stop and SessionEnd; "gitmem status" lists the sessions waiting'
+            )
+        states = [found]
+    else:
+        states = [s for s in queue.load_all(cache) if force or s.waiting(cache)]
+    spans: list[SpanReport] = []
+    notes: list[str] = []
+    run = _Run(Keys(store), Seen(), {})
+    for state in states:
+        _session(store, state, settings, related, env, run, force, dry_run, trigger, spans, notes)
+    return DistillReport(tuple(spans), tuple(notes))
+
+
+@dataclass
+class _Run:
+    """What one run shares across its spans and sessions."""
+
+    keys: Keys
+    seen: Seen  # records to compare with: the related ones found, and those of this run
+    replaced: dict[str, str]  # old id -> the id of the record of this run that replaced it
+
+
+def _session(
+    store: Store,
+    state: queue.SessionQueue,
+    settings: CaptureSettings,
+    related: Related,
+    env: Mapping[str, str],
+    run: _Run,
+    force: bool,
+    dry_run: bool,
+    trigger: str,
+    spans: list[SpanReport],
+    notes: list[str],
+) -> None:
+    """Distil a session's spans first, then write them, one commit each: every recall of the
+    run then reads the index as it was (caught up once, not after each span's commit), and
+    what this run wrote is compared with through `run.seen`."""
+    cache = store.cache_dir
+    with queue.held(cache, state) as mine:
+        if not mine:
+            notes.append(f"{state.session}: another distillation of it is running")
+            return
+        state = queue.find(cache, state.session) or state  # as it is now that the lock is held
+        if force:
+            state = replace(state, offset=0, line=0, attempts=0)
+        archive = state.archive_path(cache)
+        if not archive.is_file():
+            notes.append(f"{state.session}: its archive {state.archive} is gone")
+            return
+        planned: list[tuple[Span, SpanReport, list[Draft]]] = []
+        failed: SpanReport | None = None
+        offset, line = state.offset, state.line
+        for number in range(settings.spans_per_run):
+            span = read_span(
+                archive,
+                offset,
+                line,
+                max_chars=settings.span_chars,
+                message_chars=settings.message_chars,
+            )
+            if span.last == line:
+                break  # nothing new
+            few = len(span.messages) < settings.min_messages
+            if trigger == "stop" and number == 0 and span.complete and few:
+                notes.append(f"{state.session}: {len(span.messages)} new messages; waits for more")
+                break
+            report, drafts = _plan(store, state, span, settings, related, env, run)
+            if report.problem:
+                failed = report
+                break
+            planned.append((span, report, drafts))
+            offset, line = span.end, span.last
+            if dry_run:
+                break
+        if dry_run:
+            spans.extend(report for _, report, _ in planned)
+            if failed is not None:
+                spans.append(failed)
+            return
+        for span, report, drafts in planned:
+            report = _write(store, state, report, drafts, settings, run)
+            spans.append(report)
+            if report.problem:
+                failed = None
+                state = _failed(state, report, notes)
+                if state.attempts < MAX_ATTEMPTS:
+                    queue.save(cache, state)
+                    return
+            state = replace(
+                state,
+                offset=span.end,
+                line=span.last,
+                attempts=0,
+                spans=state.spans + (1 if report.commit else 0),
+                records=state.records + (len(report.written) if report.commit else 0),
+            )
+            queue.save(cache, state)
+        if failed is not None:
+            spans.append(failed)
+            state = _failed(state, failed, notes)
+            if state.attempts >= MAX_ATTEMPTS:  # skipped: the watermark goes past it
+                end = read_span(
+                    archive,
+                    state.offset,
+                    state.line,
+                    max_chars=settings.span_chars,
+                    message_chars=settings.message_chars,
+                )
+                state = replace(state, offset=end.end, line=end.last, attempts=0)
+            queue.save(cache, state)
+        elif len(planned) == settings.spans_per_run and state.waiting(cache):
+            notes.append(f"{state.session}: more left for the next run")
+
+
+def _failed(state: queue.SessionQueue, report: SpanReport, notes: list[str]) -> queue.SessionQueue:
+    state = state.failed(queue.Failure(_now(), report.lines, report.problem))
+    if state.attempts >= MAX_ATTEMPTS:
+        notes.append(
+            f"{state.session}: lines {report.lines} skipped after {state.attempts} failures"
+        )
+    return state
+
+
+def _query(span: Span) -> str:
+    said = [m.text for m in span.messages if m.role == "user"] or [m.text for m in span.messages]
+    return " ".join(" ".join(said).split())[:1000]
+
+
+def _found(store: Store, related: Related, query: str, limit: int) -> list[Record]:
+    try:
+        ids = related(query, limit) if query else []
+    except GitmemError:
+        return []  # recall refused the query (or no index): distil without
+    out: list[Record] = []
+    for ident in ids:
+        try:
+            out.append(store.get(ident))
+        except NotFound:
+            continue
+    return out
+
+
+def _plan(
+    store: Store,
+    state: queue.SessionQueue,
+    span: Span,
+    settings: CaptureSettings,
+    related: Related,
+    env: Mapping[str, str],
+    run: _Run,
+) -> tuple[SpanReport, list[Draft]]:
+    """Ask the distiller about one span: the report (titles as `written`) and the drafts."""
+    lines = f"{span.first}-{span.last}"
+    source = f"transcript:{state.session}#{lines}"
+    base = SpanReport(state.session, lines, source)
+    if not span.messages:
+        why = f"{span.unreadable} lines not JSON" if span.unreadable else "no messages"
+        return replace(base, dropped=(f"nothing to distill ({why})",)), []
+    existing = _found(store, related, _query(span), settings.related)
+    prompt = build_prompt(
+        prompt_text(store.root, settings.prompt), store.schemas, existing, span.messages
+    )
+    command, why = distiller_command(settings.command, state.host, env)
+    if why:
+        return replace(base, problem=why), []
+    parsed = None
+    for attempt in (prompt, None):
+        ran = run_distiller(
+            command,
+            attempt or retry_prompt(prompt, parsed.problems if parsed else ()),
+            env,
+            settings.timeout,
+        )
+        if ran.problem:
+            return replace(base, problem=ran.problem), []
+        parsed = parse_answer(
+            ran.output, store, cap=settings.max_records, source=source, scope=settings.scope
+        )
+        if not parsed.problems:
+            break
+    assert parsed is not None
+    if parsed.problems:
+        shown = "; ".join(parsed.problems[:3])
+        return replace(base, problem=f"the answer was refused twice: {shown}"), []
+    for record in existing:
+        run.seen.add_record(record)
+    drafts, duplicates, dropped = _screen(store, parsed.drafts, related, run, settings)
+    if parsed.dropped:
+        dropped = (*dropped, f"{parsed.dropped} records past the cap of {settings.max_records}")
+    superseded = tuple(d.supersedes for d in drafts if d.supersedes)
+    titles = tuple(d.title for d in drafts)
+    report = replace(
+        base, written=titles, superseded=superseded, duplicates=duplicates, dropped=dropped
+    )
+    return report, drafts
+
+
+def _write(
+    store: Store,
+    state: queue.SessionQueue,
+    report: SpanReport,
+    drafts: list[Draft],
+    settings: CaptureSettings,
+    run: _Run,
+) -> SpanReport:
+    """One span's drafts as one commit (a record an earlier span of this run replaced is
+    superseded in its new form)."""
+    if not drafts:
+        return replace(report, written=())
+    drafts = [replace(d, supersedes=run.replaced.get(d.supersedes, d.supersedes)) for d in drafts]
+    count = len(drafts)
+    subject = (
+        f"capture: {count} record{'s' if count != 1 else ''} from session {state.session[:12]}"
+    )
+    try:
+        result = store.write_batch(
+            drafts,
+            subject=subject,
+            agent=state.host or "capture",
+            trailers={"Gitmem-Source": report.source},
+            secrets="redact" if settings.secrets == "redact" else "refuse",
+        )
+    except GitmemError as exc:
+        return replace(report, written=(), problem=f"the write was refused: {exc}")
+    for record in result.records:
+        run.keys.taken(record.type, run.keys.key_of(record.type, record.extra), record)
+        for old in record.supersedes:
+            run.replaced[old] = record.id
+    return replace(
+        report,
+        written=tuple(r.id for r in result.records),
+        superseded=tuple(d.supersedes for d in drafts if d.supersedes),
+        commit=result.commit,
+    )
+
+
+def _screen(
+    store: Store,
+    drafts: Sequence[Draft],
+    related: Related,
+    run: _Run,
+    settings: CaptureSettings,
+) -> tuple[list[Draft], int, tuple[str, ...]]:
+    """The drafts to write: without secrets (when refused), duplicates and repeated keys;
+    each keyed draft superseding the current record of its key."""
+    seen, keys = run.seen, run.keys
+    kept: list[Draft] = []
+    dropped: list[str] = []
+    duplicates = 0
+    keyed: set[tuple[str, tuple[str, ...]]] = set()
+    for draft in drafts:
+        text = f"{draft.title}\n{draft.abstract}\n{draft.body}"
+        if settings.secrets == "refuse" and _has_secret(draft):
+            dropped.append(f"{draft.title!r}: holds a possible secret (capture.secrets = refuse)")
+            continue
+        for record in _found(store, related, f"{draft.title} {draft.abstract}", 5):
+            seen.add_record(record)
+        key = keys.key_of(draft.type, draft.fields)
+        if key and (draft.type, key) in keyed:
+            dropped.append(f"{draft.title!r}: a second record with the same key in one answer")
+            continue
+        current = keys.current(draft.type, key)
+        if current is not None:
+            seen.add_record(current)
+        if seen.duplicate(draft.type, draft.title, text) is not None:
+            duplicates += 1
+            continue
+        if current is not None and not draft.supersedes:
+            draft = replace(draft, supersedes=current.id)
+        if draft.supersedes and any(d.supersedes == draft.supersedes for d in kept):
+            dropped.append(f"{draft.title!r}: {draft.supersedes} is superseded by another record")
+            continue
+        if key:
+            keyed.add((draft.type, key))
+        seen.add(draft.type, draft.title, text, "")
+        kept.append(draft)
+    return kept, duplicates, tuple(dropped)
+
+
+def _has_secret(draft: Draft) -> bool:
+    from gitmem.store import guard
+
+    values = [draft.title, draft.abstract, draft.body, *draft.tags]
+    for value in draft.fields.values():
+        values.extend([value] if isinstance(value, str) else value)
+    return bool(guard.scan("\n".join(values)))
