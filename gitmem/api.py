@@ -23,6 +23,7 @@ from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
+    from gitmem.coord.coord import Coord
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -208,3 +209,12 @@ class Store(CoreStore):
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)
+
+    # --- coordination between agents (docs/coord.md) ------------------------------------------
+
+    def coord(self, agent: str = "", device: str = "") -> Coord:
+        """Messages, tasks, the session log, presence and the handoff, as `agent` (default:
+        git's user.name) on `device` (default: the host name)."""
+        from gitmem.coord.coord import Coord
+
+        return Coord(self, agent, device)

@@ -72,6 +72,9 @@ OWNERS: dict[str, set[str]] = {
         "cli/remote.py",
         "cli/agents.py",
         "cli/purge.py",
+        "cli/coord.py",
+        "cli/tasks.py",
+        "cli/handoff.py",
     },
     "click": set(),
     "rich": {"cli/display.py"},
@@ -105,6 +108,8 @@ LIGHT = {
     "gitmem.cli.argsplit",
     "gitmem.cli.quickrecall",
     "gitmem.cli.background",
+    "gitmem.coord.sessiontag",
+    "gitmem.coord.presence",
 }
 
 

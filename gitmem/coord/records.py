@@ -1,0 +1,83 @@
+"""The coordination records of a store, read straight from the tree at HEAD.
+
+Messages and tasks live under `records/message/` and `records/task/`, sessions and decisions
+under their type's directory, one folder per month of creation (gitmem.store.record.
+record_path). Coordination asks for one type, often for recent months only, so it lists just
+those folders and parses just those files: no search index, no model, and a 10k-record store
+costs what its few coordination records cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+from gitmem.errors import GitmemError, NotFound, RecordInvalid
+from gitmem.store.reader import RECORDS_DIR, Reader
+from gitmem.store.record import Record
+from gitmem.store.recordfile import parse
+
+__all__ = ["fetch", "months_since", "need_schema", "of_type", "utc_now"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def months_since(since: datetime, now: datetime) -> list[str]:
+    """The `YYYY-MM` folders that can hold records created from one month before `since` to
+    `now`: a record created in the month before may have been updated since (a session that
+    ran across a month's end)."""
+    start = (since.astimezone(UTC).replace(day=1) - timedelta(days=1)).replace(day=1)
+    months: list[str] = []
+    year, month = start.year, start.month
+    end = (now.year, now.month)
+    while (year, month) <= end:
+        months.append(f"{year:04d}-{month:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return months
+
+
+def of_type(store: Reader, type_: str, months: Iterable[str] | None = None) -> list[Record]:
+    """Every current (not superseded) record of `type_` at HEAD, in path order; only those
+    created in `months` (`YYYY-MM`) when given. Files that do not parse are skipped, as
+    Reader.records does (`gitmem validate` reports them)."""
+    head = store.head()
+    base = f"{RECORDS_DIR}/{type_}"
+    folders = [base] if months is None else [f"{base}/{m}" for m in sorted(set(months))]
+    found: list[Record] = []
+    for folder in folders:
+        for path, blob in store.repo.files(head, folder):
+            if not path.endswith(".md"):
+                continue
+            try:
+                record = parse(store.repo.blob(blob).decode("utf-8"))
+            except (UnicodeDecodeError, RecordInvalid):
+                continue
+            if record.status != "superseded":
+                found.append(record)
+    return found
+
+
+def fetch(store: Reader, id_or_prefix: str, type_: str, noun: str, listing: str) -> Record:
+    """The record `id_or_prefix` names, which must be of `type_`; NotFound names the command
+    that lists the right ids."""
+    try:
+        record = store.get(id_or_prefix)
+    except NotFound:
+        raise NotFound(f'no {noun} with id "{id_or_prefix}" — list them with "{listing}"') from None
+    if record.type != type_:
+        raise NotFound(
+            f'{record.id} is a {record.type} record, not a {noun} — list {noun}s with "{listing}"'
+        )
+    return record
+
+
+def need_schema(store: Reader, type_: str) -> None:
+    """Refuse, before anything is written, in a store made before `type_` records shipped."""
+    if type_ not in store.schemas:
+        raise GitmemError(
+            f"this store has no schemas/{type_}.toml (it was made before gitmem shipped "
+            f"{type_} records) — copy store-template/schemas/{type_}.toml from gitmem into "
+            f"{store.root / 'schemas'} and commit it (docs/coord.md)"
+        )

@@ -1,0 +1,324 @@
+"""Coordination between agents through the CLI, as agents use it: messages (send, inbox,
+reply, ack), tasks and their lifecycle, the session log, presence; and bad input, which is
+refused with a clear message, its exit code, and the store unchanged. Real stores in
+temporary directories; the exchange between two clones is tests/test_coord_sync.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import assert_clean, git, snapshot
+
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+
+
+@pytest.fixture
+def who(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Become an agent on a device: who("alice")."""
+
+    def become(agent: str, device: str = "laptop") -> None:
+        monkeypatch.setenv("GITMEM_AGENT", agent)
+        monkeypatch.setenv("GITMEM_DEVICE", device)
+
+    return become
+
+
+def out_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    assert result.code == 0, result.err
+    return json.loads(result.out)  # type: ignore[no-any-return]
+
+
+def commits(path: Path) -> int:
+    return int(git(path, "rev-list", "--count", "HEAD"))
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+
+def test_a_message_goes_to_its_recipient_who_acks_it_and_the_sender_sees_the_ack(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path
+) -> None:
+    who("alice")
+    before = commits(store_path)
+    sent = out_json(gm("send", "bob", "request", "Please review the webhook PR", "--json"))
+    assert commits(store_path) == before + 1
+    assert sent["from"] == "alice" and sent["to"] == "bob" and sent["type"] == "request"
+    assert sent["priority"] == "normal" and sent["thread"] == sent["id"] and sent["commit"]
+    assert (
+        git(store_path, "log", "-1", "--format=%s")
+        == "record(message): Please review the webhook PR\n"
+    )
+
+    who("carol")
+    assert out_json(gm("inbox", "--json"))["messages"] == []  # not for carol
+    who("bob")
+    first = gm("inbox", "--unread")
+    assert first.code == 0 and first.out.startswith(f"* {sent['id']}")
+    assert "request from alice to bob: Please review the webhook PR" in first.out
+    assert out_json(gm("inbox", "--unread", "--json"))["messages"] == []  # shown: read here
+    assert [m["read"] for m in out_json(gm("inbox", "--json"))["messages"]] == [True]
+    assert commits(store_path) == before + 1  # reading commits nothing
+
+    acked = out_json(gm("ack", sent["id"][:12], "--json"))
+    assert acked["acked_by"] == ["bob"] and acked["commit"]
+    assert commits(store_path) == before + 2
+    assert git(store_path, "log", "-1", "--format=%(trailers:key=Gitmem-Operation)").strip() == (
+        "Gitmem-Operation: ack"
+    )
+    again = gm("ack", sent["id"])
+    assert again.code == 0 and "already acknowledged by bob; nothing written" in again.out
+    assert commits(store_path) == before + 2
+
+    who("alice")
+    mine = out_json(gm("inbox", "--sent", "--json"))["messages"]
+    assert [(m["id"], m["acked_by"]) for m in mine] == [(sent["id"], ["bob"])]
+    assert_clean(store_path)
+
+
+def test_a_reply_answers_the_sender_in_the_same_thread(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    who("alice")
+    first = out_json(gm("send", "bob", "question", "Which queue do webhooks use?", "--json"))
+    who("bob")
+    answer = out_json(gm("reply", first["id"], "The retry queue, since March.", "--json"))
+    assert answer["to"] == "alice" and answer["type"] == "reply"
+    assert answer["thread"] == first["id"] and answer["reply_to"] == first["id"]
+    assert answer["subject"] == "Re: Which queue do webhooks use?"
+    who("alice")
+    again = out_json(gm("reply", answer["id"], "Thanks!", "--json"))
+    assert again["to"] == "bob" and again["thread"] == first["id"]
+    assert again["subject"] == "Re: Which queue do webhooks use?"  # no "Re: Re:"
+    threaded = out_json(
+        gm("send", "bob", "info", "One more thing", "--thread", again["id"], "--json")
+    )
+    assert threaded["thread"] == first["id"]
+
+
+def test_a_broadcast_reaches_everyone_but_its_sender(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    who("alice")
+    sent = out_json(gm("send", "*", "alert", "Deploys are frozen until Monday", "--json"))
+    assert out_json(gm("inbox", "--json"))["messages"] == []
+    for agent in ("bob", "carol"):
+        who(agent)
+        assert [m["id"] for m in out_json(gm("inbox", "--json"))["messages"]] == [sent["id"]]
+        assert out_json(gm("ack", sent["id"], "--json"))["acked_by"][-1] == agent
+    who("alice")
+    assert out_json(gm("inbox", "--sent", "--json"))["messages"][0]["acked_by"] == ["bob", "carol"]
+
+
+def test_an_unknown_recipient_is_sent_with_a_warning(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    who("alice")
+    result = gm("send", "bobb", "info", "Typo in the name?")
+    assert result.code == 0 and 'no agent named "bobb" is known here yet' in result.err
+    gm("send", "bob", "info", "hello")
+    who("bob")
+    gm("heartbeat")
+    who("alice")
+    known = gm("send", "bob", "info", "hello again")
+    assert known.code == 0 and known.err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("send", "bob", "info", "  "), 2, "a message needs a body"),
+        (("send", "bob", "gossip", "hi"), 2, 'unknown message type "gossip"'),
+        (("send", "bob", "info", "hi", "--priority", "asap"), 2, 'unknown priority "asap"'),
+        (("send", "bob,carol", "info", "hi"), 2, "names no recipient"),
+        (("send", " ", "info", "hi"), 2, "names no recipient"),
+        (
+            ("send", "bob", "info", "hi", "--thread", "nope-123456"),
+            1,
+            'no message with id "nope-123456"',
+        ),
+        (("send", "bob", "info", f"token {TOKEN}"), 1, "possible secret"),
+        (
+            ("reply", "nope-123456", "hi"),
+            1,
+            'no message with id "nope-123456" — list them with "gitmem inbox"',
+        ),
+        (("ack", "nope-123456"), 1, 'no message with id "nope-123456"'),
+    ],
+)
+def test_bad_message_input_is_refused_and_writes_nothing(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    who("alice")
+    before = snapshot(store_path)
+    result = gm(*args)
+    assert result.code == code and says in result.err, result.err
+    assert snapshot(store_path) == before
+
+
+def test_ack_refuses_a_message_for_someone_else_and_a_record_that_is_no_message(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path
+) -> None:
+    who("alice")
+    sent = out_json(gm("send", "bob", "info", "For bob only", "--json"))
+    fact = gm("record", "fact", "Webhooks retry five times", "--title", "Webhook retries")
+    assert fact.code == 0
+    fact_id = out_json(gm("list", "--type", "fact", "--json"))[0]["id"]
+    who("carol")
+    before = snapshot(store_path)
+    wrong = gm("ack", sent["id"])
+    assert wrong.code == 1 and f"{sent['id']} is for bob, not for you (carol)" in wrong.err
+    not_message = gm("reply", fact_id, "hi")
+    assert not_message.code == 1 and "is a fact record, not a message" in not_message.err
+    assert snapshot(store_path) == before
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+
+def test_a_task_lives_through_its_lifecycle_one_commit_per_transition(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path
+) -> None:
+    who("alice")
+    before = commits(store_path)
+    task = out_json(gm("task", "start", "Migrate webhooks to v2", "--project", "pay", "--json"))
+    assert task["state"] == "active" and task["owner"] == "alice" and task["project"] == "pay"
+    tid = task["id"]
+    assert out_json(gm("task", "current", "--json"))["task"]["id"] == tid
+    steps = [
+        ("update", "half the handlers moved", "active"),
+        ("suspend", "waiting on infra", "suspended"),
+        ("resume", "", "active"),
+        ("done", "all handlers moved", "done"),
+    ]
+    for verb, note, state in steps:
+        args = ["task", verb, tid] + ([note] if note else []) + ["--json"]
+        changed = out_json(gm(*args))
+        assert changed["state"] == state and changed["note"] == note and changed["commit"]
+    assert commits(store_path) == before + 1 + len(steps)
+    history = out_json(gm("history", tid, "--json"))
+    assert [v["operation"] for v in history] == [
+        "record",
+        "task-update",
+        "task-suspend",
+        "task-resume",
+        "task-done",
+    ]
+    assert [v["record"]["state"] for v in history] == [
+        "active",
+        "active",
+        "suspended",
+        "active",
+        "done",
+    ]
+    body = history[-1]["record"]["body"]
+    assert "## Log" in body and "done by alice on laptop: all handlers moved" in body
+    assert out_json(gm("task", "current", "--json"))["task"] is None
+    assert out_json(gm("task", "list", "--json"))["tasks"] == []
+    assert [t["id"] for t in out_json(gm("task", "list", "--all", "--json"))["tasks"]] == [tid]
+    assert [
+        t["id"] for t in out_json(gm("task", "list", "--state", "done", "--json"))["tasks"]
+    ] == [tid]
+    assert_clean(store_path)
+
+
+def test_resuming_someone_elses_task_makes_it_yours(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    who("alice")
+    tid = out_json(gm("task", "start", "Rotate the signing keys", "--json"))["id"]
+    out_json(gm("task", "suspend", tid, "end of my day", "--json"))
+    who("bob", "desktop")
+    resumed = out_json(gm("task", "resume", tid, "picking it up", "--json"))
+    assert resumed["owner"] == "bob" and resumed["device"] == "desktop"
+    assert out_json(gm("task", "current", "--json"))["task"]["id"] == tid
+    assert [t["id"] for t in out_json(gm("task", "list", "--owner", "bob", "--json"))["tasks"]] == [
+        tid
+    ]
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "code", "says"),
+    [
+        ((), ("task", "suspend", "{id}", "again"), 0, ""),
+        (
+            ("suspend",),
+            ("task", "suspend", "{id}"),
+            1,
+            "is suspended: cannot suspend it — it allows update, resume, done, fail",
+        ),
+        ((), ("task", "resume", "{id}"), 1, "is active: cannot resume it"),
+        (
+            ("done",),
+            ("task", "fail", "{id}", "oops"),
+            1,
+            'is done: cannot fail it — it is finished; start a new task with "gitmem task start"',
+        ),
+        (("fail",), ("task", "update", "{id}", "more"), 1, "is failed: cannot update it"),
+        ((), ("task", "update", "{id}"), 2, "task update needs a note"),
+        ((), ("task", "update", "{id}", f"key {TOKEN}"), 1, "possible secret"),
+        ((), ("task", "done", "nope-123456"), 1, 'no task with id "nope-123456"'),
+        ((), ("task", "start", "  "), 2, "a task needs a title"),
+        ((), ("task", "list", "--state", "stuck"), 2, 'unknown task state "stuck"'),
+    ],
+)
+def test_a_transition_the_lifecycle_does_not_allow_is_refused_and_writes_nothing(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path, setup: tuple[str, ...], args: tuple[str, ...], code: int, says: str
+) -> None:
+    who("alice")
+    tid = out_json(gm("task", "start", "Clean the queue", "--json"))["id"]
+    for verb in setup:
+        out_json(gm("task", verb, tid, "--json"))
+    before = snapshot(store_path)
+    result = gm(*(a.format(id=tid) for a in args))
+    assert result.code == code and says in result.err, result.err
+    if code:
+        assert snapshot(store_path) == before
+    else:
+        assert snapshot(store_path) != before  # the control: an allowed one writes
+
+
+# --- the session log, presence ------------------------------------------------------------------
+
+
+def test_log_entries_and_hook_sessions_are_listed_by_sessions(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from gitmem.agents.session import SessionState, write_session_record
+    from gitmem.store.store import Store
+
+    write_session_record(
+        Store.open(store_path),
+        SessionState("s-1", host="claude", project="pay", started="2026-12-01T09:00:00Z"),
+        now=datetime.now(UTC) - timedelta(hours=1),
+    )
+    who("alice")
+    logged = out_json(
+        gm("log", "fixed", "Fixed the retry loop", "--files", "a.py", "--files", "b.py", "--json")
+    )
+    assert logged["kind"] == "log" and logged["action"] == "fixed" and logged["device"] == "laptop"
+    assert logged["commit"]
+    body = out_json(gm("read", logged["id"], "--json"))["body"]
+    assert "- a.py\n- b.py" in body
+    listed = out_json(gm("sessions", "--json"))["sessions"]
+    assert [(s["kind"], s["agent"]) for s in listed] == [("log", "alice"), ("session", "claude")]
+    assert [
+        s["id"] for s in out_json(gm("sessions", "--agent", "claude", "--json"))["sessions"]
+    ] == [listed[1]["id"]]
+    bad = gm("log", "Did Stuff", "x")
+    assert bad.code == 2 and '"Did Stuff" is not an action' in bad.err
+    assert gm("sessions", "--last", "soon").code == 2
+
+
+def test_heartbeat_commits_nothing_and_agents_lists_who_was_active(
+    gm, who, store_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    before = snapshot(store_path)
+    who("alice")
+    beat = out_json(gm("heartbeat", "--project", "pay", "--note", "reviewing", "--json"))
+    assert beat["agent"] == "alice" and beat["device"] == "laptop" and beat["active"]
+    who("bob")
+    gm("heartbeat")
+    # No commit, nothing git sees: only the cache (.gitmem/, excluded from git) changed.
+    assert snapshot(store_path)[:2] == before[:2]
+    assert (store_path / ".gitmem" / "coord" / "presence.json").is_file()
+    listed = out_json(gm("agents", "--json"))["agents"]
+    assert {(a["agent"], a["device"], a["active"]) for a in listed} == {
+        ("alice", "laptop", True),
+        ("bob", "laptop", True),
+    }
+    assert [a["note"] for a in out_json(gm("agents", "--agent", "alice", "--json"))["agents"]] == [
+        "reviewing"
+    ]
