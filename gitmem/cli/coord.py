@@ -13,7 +13,15 @@ import typer
 
 from gitmem.cli import display
 from gitmem.cli.app import JsonOpt, StoreOpt, app, open_store
-from gitmem.coord.answers import message_json, presence_json, session_json
+from gitmem.coord.answers import (
+    agents_json,
+    inbox_json,
+    log_json,
+    message_json,
+    presence_json,
+    session_json,
+    sessions_json,
+)
 from gitmem.coord.coord import Coord
 from gitmem.coord.messages import BROADCAST, KINDS, PRIORITIES, Message
 from gitmem.coord.presence import device_name
@@ -50,9 +58,9 @@ def _short(commit: str | None) -> str:
     return f" (commit {commit[:12]})" if commit else ""
 
 
-def _message_line(m: Message, me: str) -> str:
+def _message_line(m: Message, me: str, sent: bool) -> str:
     j = message_json(m)
-    mark = " " if m.read or me in m.acked_by else "*"
+    mark = " " if sent or m.read or me in m.acked_by else "*"
     acked = f"  acked by {', '.join(m.acked_by)}" if m.acked_by else ""
     return (
         f"{mark} {j['id']}  {j['sent'][:16]}  {j['priority']} {j['type']} from {j['from']} "
@@ -111,14 +119,14 @@ def inbox(
     coord = coord_for(store, agent)
     found = coord.inbox(unread=unread, sent=sent, limit=limit)
     if as_json:
-        display.json_out({"agent": coord.agent, "messages": [message_json(m) for m in found]})
+        display.json_out(inbox_json(coord.agent, found))
         return
     if not found:
         what = "sent messages" if sent else ("unread messages" if unread else "messages")
         display.say(f"no {what} for {coord.agent}")
         return
     for m in found:
-        display.say(_message_line(m, coord.agent))
+        display.say(_message_line(m, coord.agent, sent))
 
 
 @app.command()
@@ -175,7 +183,7 @@ def log(
     """Add an entry to the session log (one commit; `gitmem sessions` lists it)."""
     entry, commit = coord_for(store, agent).log(action, summary, files=files or (), project=project)
     if as_json:
-        display.json_out({**session_json(entry), "commit": commit})
+        display.json_out(log_json(entry, commit))
         return
     display.say(f"logged {entry.record.id}{_short(commit)}")
 
@@ -196,7 +204,7 @@ def sessions(
     span = parse_duration(last)
     found = coord_for(store, None).sessions(last=span, agent=agent, limit=limit)
     if as_json:
-        display.json_out({"sessions": [session_json(s) for s in found]})
+        display.json_out(sessions_json(found))
         return
     if not found:
         display.say(f"no sessions in the last {last}")
@@ -236,7 +244,7 @@ def agents(
     found = coord_for(store, None).agents(agent=agent)
     now = utc_now()
     if as_json:
-        display.json_out({"agents": [presence_json(p, now) for p in found]})
+        display.json_out(agents_json(found, now))
         return
     if not found:
         display.say("no agent has sent a heartbeat yet (gitmem heartbeat; sync to see others)")

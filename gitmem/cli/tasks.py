@@ -12,7 +12,7 @@ import typer
 from gitmem.cli import display
 from gitmem.cli.app import JsonOpt, StoreOpt, app
 from gitmem.cli.coord import AgentOpt, coord_for
-from gitmem.coord.answers import task_json
+from gitmem.coord.answers import current_json, task_json, tasks_json
 from gitmem.coord.tasks import OPEN, STATES
 from gitmem.store.record import Record
 
@@ -100,7 +100,7 @@ def list_(
     states: tuple[str, ...] = () if all_ else tuple(state or OPEN)
     found = coord_for(store, None).tasks(states=states, owner=owner, project=project)
     if as_json:
-        display.json_out({"tasks": [task_json(r) for r in found]})
+        display.json_out(tasks_json(found))
         return
     if not found:
         display.say("no tasks" if all_ else "no open tasks")
@@ -114,8 +114,6 @@ def current(agent: AgentOpt = None, as_json: JsonOpt = False, store: StoreOpt = 
     coord = coord_for(store, agent)
     found = coord.current_task()
     if as_json:
-        display.json_out(
-            {"agent": coord.agent, "task": None if found is None else task_json(found)}
-        )
+        display.json_out(current_json(coord.agent, found))
         return
     display.say(_line(found) if found else f"no active task for {coord.agent}")

@@ -3,6 +3,7 @@ server's tools so both say the same (schemas in docs/coord.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,11 +14,17 @@ from gitmem.coord.tasks import state_of
 from gitmem.store.record import Record, format_time
 
 __all__ = [
+    "agents_json",
     "brief_json",
+    "current_json",
+    "inbox_json",
+    "log_json",
     "message_json",
     "presence_json",
     "session_json",
+    "sessions_json",
     "task_json",
+    "tasks_json",
 ]
 
 
@@ -96,3 +103,33 @@ def brief_json(record: Record) -> dict[str, Any]:
 def presence_json(presence: Presence, now: datetime) -> dict[str, Any]:
     """`gitmem agents/heartbeat --json`: one agent on one device."""
     return presence.to_dict(now)
+
+
+def inbox_json(agent: str, messages: Sequence[Message]) -> dict[str, Any]:
+    """`gitmem inbox --json`."""
+    return {"agent": agent, "messages": [message_json(m) for m in messages]}
+
+
+def tasks_json(records: Sequence[Record]) -> dict[str, Any]:
+    """`gitmem task list --json`."""
+    return {"tasks": [task_json(r) for r in records]}
+
+
+def current_json(agent: str, record: Record | None) -> dict[str, Any]:
+    """`gitmem task current --json`."""
+    return {"agent": agent, "task": None if record is None else task_json(record)}
+
+
+def log_json(session: Session, commit: str | None) -> dict[str, Any]:
+    """`gitmem log --json`."""
+    return {**session_json(session), "commit": commit}
+
+
+def sessions_json(sessions: Sequence[Session]) -> dict[str, Any]:
+    """`gitmem sessions --json`."""
+    return {"sessions": [session_json(s) for s in sessions]}
+
+
+def agents_json(presences: Sequence[Presence], now: datetime) -> dict[str, Any]:
+    """`gitmem agents --json`."""
+    return {"agents": [p.to_dict(now) for p in presences]}

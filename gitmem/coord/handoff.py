@@ -44,7 +44,7 @@ def handoff(
     """The handoff for `me` on `device`: the last `hours` hours. Reads only; marks no
     message read (the inbox does that)."""
     if not 0 < hours <= 24 * 366:
-        raise UsageError(f"--hours must be more than 0 and at most a year of hours, not {hours}")
+        raise UsageError(f"hours must be more than 0 and at most {24 * 366} (a year), not {hours}")
     moment = now or utc_now()
     since = moment - timedelta(hours=hours)
     decisions = [
