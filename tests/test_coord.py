@@ -6,6 +6,9 @@ temporary directories; the exchange between two clones is tests/test_coord_sync.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -322,3 +325,80 @@ def test_heartbeat_commits_nothing_and_agents_lists_who_was_active(
     assert [a["note"] for a in out_json(gm("agents", "--agent", "alice", "--json"))["agents"]] == [
         "reviewing"
     ]
+
+
+# --- graph handoff ------------------------------------------------------------------------------
+
+
+def _process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`gitmem ARGS` as its own process: the quick path where it answers (cli.quickhandoff)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gitmem", *args], capture_output=True, text=True, env=os.environ
+    )
+
+
+def test_handoff_gathers_what_a_new_session_needs_the_same_on_both_paths(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path
+) -> None:
+    who("alice")
+    out_json(gm("send", "bob", "handoff", "The webhook migration is yours now", "--json"))
+    out_json(gm("send", "bob", "info", "Old news", "--json"))
+    task = out_json(gm("task", "start", "Migrate webhooks to v2", "--json"))
+    done = out_json(gm("task", "start", "Rotate keys", "--json"))
+    out_json(gm("task", "done", done["id"], "rotated", "--json"))
+    out_json(gm("log", "fixed", "Fixed the retry loop", "--json"))
+    gm("record", "decision", "Webhooks move to the v2 queue.", "--title", "Webhooks on v2")
+    gm("heartbeat")
+    who("bob")
+    seen = out_json(gm("inbox", "--json"))["messages"][-1]
+    assert seen["subject"] == "Old news"
+    gm("ack", seen["id"])
+    # The inbox marked both shown on this device; say bob saw only the one he acknowledged.
+    (store_path / ".gitmem" / "coord" / "read.json").write_text(json.dumps({"bob": [seen["id"]]}))
+
+    full = out_json(gm("graph", "handoff", "--hours", "2", "--json"))
+    quick = _process("graph", "handoff", "--json", "--hours", "2")
+    assert quick.returncode == 0, quick.stderr
+    assert {k: v for k, v in json.loads(quick.stdout).items() if k not in ("since", "until")} == {
+        k: v for k, v in full.items() if k not in ("since", "until")
+    }
+    assert full["agent"] == "bob" and full["device"] == "laptop" and full["hours"] == 2.0
+    assert full["entities_updated"] == [] and full["blockers"] == []  # the graph's, after merge
+    assert [m["subject"] for m in full["messages"]] == ["The webhook migration is yours now"]
+    assert [t["id"] for t in full["tasks"]] == [task["id"]]  # open ones only
+    assert [d["title"] for d in full["decisions"]] == ["Webhooks on v2"]
+    assert [s["action"] for s in full["sessions"]] == ["fixed"]
+    assert [a["agent"] for a in full["agents"]] == ["alice"]
+
+    text = gm("graph", "handoff", "--hours", "2")
+    quick_text = _process("graph", "handoff", "--hours", "2")
+    assert text.code == quick_text.returncode == 0
+    assert text.out.split("\n", 1)[1] == quick_text.stdout.split("\n", 1)[1]
+    assert text.out.startswith("# Handoff for bob on laptop (since ")
+    assert (
+        "## Unread messages\n\n- normal handoff from alice: The webhook migration is yours now"
+        in text.out
+    )
+    assert "## Tasks in progress\n\n- [active] Migrate webhooks to v2 (alice, " in text.out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("graph", "handoff", "--hours", "0"), 2, "hours must be more than 0"),
+        (("graph", "handoff", "--hours", "soon"), 2, "'soon' is not a valid float"),
+        (
+            ("graph", "handoff", "--store", "/nowhere/at/all"),
+            1,
+            "no gitmem store at /nowhere/at/all",
+        ),
+        (("graph", "nothing"), 2, "No such command 'nothing'"),
+    ],
+)
+def test_handoff_refusals_are_the_same_on_both_paths(  # type: ignore[no-untyped-def]
+    gm, store_path: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    full = gm(*args)
+    quick = _process(*args)
+    assert full.code == quick.returncode == code
+    assert says in full.err and says in quick.stderr

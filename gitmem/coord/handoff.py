@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.coord import messages, presence, sessions, tasks
 from gitmem.coord.answers import brief_json, message_json, presence_json, session_json, task_json
-from gitmem.coord.records import months_since, of_type, utc_now
+from gitmem.coord.records import months_since, of_type, updated_since, utc_now
 from gitmem.errors import UsageError
 from gitmem.store.record import format_time
 
@@ -48,7 +48,9 @@ def handoff(
     moment = now or utc_now()
     since = moment - timedelta(hours=hours)
     decisions = [
-        r for r in of_type(store, "decision", months_since(since, moment)) if r.updated >= since
+        r
+        for r in of_type(store, "decision", months_since(since, moment), keep=updated_since(since))
+        if r.updated >= since
     ]
     decisions.sort(key=lambda r: (r.updated, r.id), reverse=True)
     unread = messages.inbox(store, me, unread=True, mark=False)

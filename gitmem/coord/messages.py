@@ -10,13 +10,12 @@ sees it after the next sync. Whether a message was shown is kept per device
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from gitmem.coord import readstate
-from gitmem.coord.records import fetch, need_schema, of_type, utc_now
+from gitmem.coord.records import Keep, fetch, field_has, need_schema, of_type, utc_now
 from gitmem.errors import GitmemError, UsageError
 from gitmem.store.record import Record
 from gitmem.store.recordfile import parse
@@ -159,9 +158,20 @@ def _for(record: Record, me: str) -> bool:
     return to == me or (to == BROADCAST and record.agent != me)
 
 
-def _messages(store: Store, records: Iterable[Record], me: str) -> list[Message]:
+def _listing(store: Store, keep: Keep, me: str) -> list[Message]:
+    """The current messages `keep` lets through, each with its acks (its own and those of
+    the versions a merge kept beside it, found in the same listing), newest first."""
+    everything = of_type(store, TYPE, keep=keep, superseded=True)
+    copies: dict[str, list[Record]] = {}
+    for record in everything:
+        if record.status == "superseded" and record.superseded_by:
+            copies.setdefault(record.superseded_by, []).append(record)
     shown = readstate.read_ids(store.cache_dir, me)
-    out = [Message(r, acks(store, r), r.id in shown) for r in records]
+    out = []
+    for record in everything:
+        if record.status != "superseded":
+            acked = [*_acked(record), *(a for c in copies.get(record.id, ()) for a in _acked(c))]
+            out.append(Message(record, tuple(dict.fromkeys(acked)), record.id in shown))
     out.sort(key=lambda m: (m.record.created, m.id), reverse=True)
     return out
 
@@ -172,7 +182,9 @@ def inbox(
     """The messages for `me` (to it, or to * from someone else), newest first; `unread`:
     only those neither shown on this device nor acknowledged by `me`. Those returned are
     marked shown (`mark`)."""
-    found = _messages(store, (r for r in of_type(store, TYPE) if _for(r, me)), me)
+    found = [
+        m for m in _listing(store, field_has("to", me, f'"{BROADCAST}"'), me) if _for(m.record, me)
+    ]
     if unread:
         found = [m for m in found if not m.read and me not in m.acked_by]
     if limit:
@@ -184,7 +196,7 @@ def inbox(
 
 def sent(store: Store, me: str, *, limit: int = 0) -> list[Message]:
     """The messages `me` sent, newest first, with who acknowledged each."""
-    found = _messages(store, (r for r in of_type(store, TYPE) if r.agent == me), me)
+    found = [m for m in _listing(store, field_has("agent", me), me) if m.record.agent == me]
     return found[:limit] if limit else found
 
 

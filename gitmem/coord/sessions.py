@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from gitmem.coord.records import months_since, of_type, utc_now
+from gitmem.coord.records import months_since, of_type, updated_since, utc_now
 from gitmem.coord.sessiontag import ACTION_PREFIX, DEVICE_PREFIX, LOG_TAG, SESSION_TAG
 from gitmem.errors import UsageError
 from gitmem.store.record import Record
@@ -109,7 +109,7 @@ def sessions(
     since = moment - last
     found = [
         _entry(r)
-        for r in of_type(store, TYPE, months_since(since, moment))
+        for r in of_type(store, TYPE, months_since(since, moment), keep=updated_since(since))
         if SESSION_TAG in r.tags and r.updated >= since and (not agent or r.agent == agent)
     ]
     found.sort(key=lambda s: (s.record.updated, s.record.id), reverse=True)

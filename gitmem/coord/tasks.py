@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gitmem.coord.records import fetch, need_schema, of_type, utc_now
+from gitmem.coord.records import fetch, field_has, need_schema, of_type, utc_now
 from gitmem.errors import GitmemError, UsageError
 from gitmem.store.record import Record, format_time
 
@@ -140,9 +140,10 @@ def list_tasks(
     for state in states:
         if state not in STATES:
             raise UsageError(f'unknown task state "{state}" — use one of {", ".join(STATES)}')
+    keep = field_has("state", *states) if states else None
     found = [
         r
-        for r in of_type(store, TYPE)
+        for r in of_type(store, TYPE, keep=keep)
         if (not states or state_of(r) in states)
         and (not owner or r.extra.get("owner", r.agent) == owner)
         and (not project or r.extra.get("project", "") == project)
