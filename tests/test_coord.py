@@ -402,3 +402,20 @@ def test_handoff_refusals_are_the_same_on_both_paths(  # type: ignore[no-untyped
     quick = _process(*args)
     assert full.code == quick.returncode == code
     assert says in full.err and says in quick.stderr
+
+
+def test_a_session_start_hook_is_a_heartbeat_and_commits_nothing(  # type: ignore[no-untyped-def]
+    gm, store_path: Path, tmp_path: Path
+) -> None:
+    from hookkit import make_project, payload, run_hook
+
+    from gitmem.coord.presence import device_name
+
+    before = snapshot(store_path)[:2]
+    project = make_project(tmp_path)
+    run = run_hook("session-start", payload("claude-code/session_start", project), store_path)
+    assert run.code == 0
+    assert snapshot(store_path)[:2] == before
+    (seen,) = out_json(gm("agents", "--json"))["agents"]
+    assert (seen["agent"], seen["device"], seen["active"]) == ("claude-code", device_name({}), True)
+    assert seen["project"] == "github.com/acme/widget"
