@@ -419,3 +419,15 @@ def test_a_session_start_hook_is_a_heartbeat_and_commits_nothing(  # type: ignor
     (seen,) = out_json(gm("agents", "--json"))["agents"]
     assert (seen["agent"], seen["device"], seen["active"]) == ("claude-code", device_name({}), True)
     assert seen["project"] == "github.com/acme/widget"
+
+
+def test_a_store_made_before_these_types_says_how_to_add_them(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    git(store_path, "rm", "-q", "schemas/message.toml", "schemas/task.toml")
+    git(store_path, "commit", "-q", "-m", "an old store")
+    who("alice")
+    before = snapshot(store_path)
+    for args in (("send", "bob", "info", "hi"), ("task", "start", "Something")):
+        result = gm(*args)
+        assert result.code == 1 and "copy store-template/schemas/" in result.err, result.err
+    assert snapshot(store_path) == before
+    assert gm("validate").code == 0
