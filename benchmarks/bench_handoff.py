@@ -6,9 +6,11 @@ busy team leaves: messages, tasks, session log entries and decisions, most of th
 
 Each figure is the median of --runs processes, the JSON and the text form alternated, with
 `python -c pass` and `gitmem --version` (the CLI's start alone) measured in the same run so
-the handoff's own share is visible; and the in-process call (Store.coord().handoff), median
-of --runs calls. The package's bytecode is compiled first, as a wheel install does. The work
-graph's part (2k entities) joins after issue 19's graph branch lands (docs/coord.md).
+the handoff's own share is visible; the in-process call (Store.coord().handoff), median of
+--runs calls; and the SessionStart hook with and without `hooks.handoff_bytes = 2048`,
+alternated (config.toml edited in the work tree between runs; the hook reads it from there).
+The package's bytecode is compiled first, as a wheel install does. The work graph's part
+(2k entities) joins after issue 19's graph branch lands (docs/coord.md).
 """
 
 from __future__ import annotations
@@ -99,6 +101,41 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def session_start(root: Path, env: dict[str, str], runs: int) -> dict[str, float]:
+    """Median ms of `gitmem hook session-start`, the block alone and with the handoff."""
+    Store.open(root).index()  # the catalog the block reads (no model is loaded for it)
+    config = root / "config.toml"
+    plain = config.read_text(encoding="utf-8")
+    asked = plain + "\n[hooks]\nhandoff_bytes = 2048\n"
+    stdin = json.dumps(
+        {
+            "session_id": "bench",
+            "cwd": str(root),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+    ).encode()
+    cmd = [str(Path(sys.executable).with_name("gitmem")), "hook", "session-start"]
+    times: dict[str, list[float]] = {"session_start_ms": [], "session_start_handoff_ms": []}
+    sizes = {}
+    hook_env = {k: v for k, v in env.items() if k != "GITMEM_AGENT"}
+    try:
+        for _ in range(runs + 1):
+            for name, text in (("session_start_ms", plain), ("session_start_handoff_ms", asked)):
+                config.write_text(text, encoding="utf-8")
+                start = time.perf_counter()
+                done = subprocess.run(
+                    cmd, input=stdin, capture_output=True, env=hook_env, check=True
+                )
+                times[name].append((time.perf_counter() - start) * 1000)
+                sizes[name] = len(done.stdout)
+    finally:
+        config.write_text(plain, encoding="utf-8")
+    found = {k: round(median(v[1:]), 1) for k, v in times.items()}  # the first warms up
+    found.update({k.replace("_ms", "_output_bytes"): float(v) for k, v in sizes.items()})
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10000)
@@ -139,6 +176,7 @@ def main() -> None:
             data = coord.handoff()
             calls.append((time.perf_counter() - start) * 1000)
         figures = {f"{name}_ms": round(median(v), 1) for name, v in times.items()}
+        figures.update(session_start(root, env, args.runs))
         figures["in_process_ms"] = round(median(calls), 1)
         figures["load_average"] = round(os.getloadavg()[0], 2)
         sizes = {k: len(v) for k, v in data.items() if isinstance(v, list)}

@@ -431,3 +431,26 @@ def test_a_store_made_before_these_types_says_how_to_add_them(gm, who, store_pat
         assert result.code == 1 and "copy store-template/schemas/" in result.err, result.err
     assert snapshot(store_path) == before
     assert gm("validate").code == 0
+
+
+def test_session_start_adds_the_handoff_when_asked_within_its_budget(  # type: ignore[no-untyped-def]
+    gm, who, store_path: Path, tmp_path: Path
+) -> None:
+    from hookkit import make_project, payload, run_hook
+
+    who("alice")
+    out_json(gm("send", "claude-code", "handoff", "Take over the webhook migration", "--json"))
+    out_json(gm("task", "start", "Migrate webhooks to v2", "--json"))
+    project = make_project(tmp_path)
+    start = payload("claude-code/session_start", project)
+    plain = run_hook("session-start", start, store_path).context()
+    assert "Handoff" not in plain  # off unless asked for
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + "\n[hooks]\ncontext_bytes = 1200\nhandoff_bytes = 600\n")
+    git(store_path, "commit", "-qam", "ask for the handoff")
+    block = run_hook("session-start", start, store_path).context()
+    unread = "## Unread messages\n\n- normal handoff from alice: Take over the webhook migration"
+    assert unread in block
+    assert "## Tasks in progress\n\n- [active] Migrate webhooks to v2" in block
+    assert "## Recent sessions" not in block  # the block has its own last session
+    assert len(block.encode("utf-8")) <= 1200

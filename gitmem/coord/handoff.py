@@ -22,7 +22,7 @@ from gitmem.store.record import format_time
 if TYPE_CHECKING:
     from gitmem.store.store import Store
 
-__all__ = ["GRAPH_KEYS", "graph_part", "handoff", "render"]
+__all__ = ["GRAPH_KEYS", "SESSION_PARTS", "graph_part", "handoff", "render"]
 
 GRAPH_KEYS = ("entities_updated", "blockers")
 LIST_MAX = 20  # entries of each part: a handoff is read, not searched
@@ -101,15 +101,29 @@ _HEADINGS = (
 )
 
 
-def render(data: dict[str, Any], budget: int = 0) -> str:
-    """The handoff as short Markdown; within `budget` bytes when given (whole lines only)."""
+ALL_PARTS = tuple(key for key, _ in _HEADINGS)
+# What SessionStart's block adds (hooks.handoff_bytes): its own block already has the last
+# session and the latest writes.
+SESSION_PARTS = ("messages", "tasks", "blockers", "entities_updated", "agents")
+
+
+def render(
+    data: dict[str, Any],
+    budget: int = 0,
+    parts: tuple[str, ...] = ALL_PARTS,
+    empty: str = "Nothing happened in this window.",
+) -> str:
+    """The handoff's `parts` as short Markdown; within `budget` bytes when given (whole lines
+    only); when none has anything, `empty` below the heading ("" says nothing at all)."""
     lines = [f"# Handoff for {data['agent']} on {data['device']} (since {data['since']})"]
     for key, heading in _HEADINGS:
         entries = data.get(key) or []
-        if entries:
+        if entries and key in parts:
             lines += ["", f"## {heading}", ""] + [_entry_line(e) for e in entries]
     if len(lines) == 1:
-        lines += ["", "Nothing happened in this window."]
+        if not empty:
+            return ""
+        lines += ["", empty]
     text = "\n".join(lines) + "\n"
     if budget and len(text.encode("utf-8")) > budget:
         kept: list[str] = []

@@ -103,7 +103,27 @@ def session_start(hook: Hook) -> str:
             hook.log(f"auto-memory: {type(exc).__name__}: {exc}")
     from gitmem.agents.context import build
 
-    return build(hook.root, project=project, budget=hook.settings.context_bytes).text
+    budget = hook.settings.context_bytes
+    share = min(hook.settings.handoff_bytes, budget // 2)
+    text = build(hook.root, project=project, budget=budget - share).text
+    return text + _handoff(hook, budget - len(text.encode("utf-8"))) if share else text
+
+
+def _handoff(hook: Hook, budget: int) -> str:
+    """The coordination part of the handoff (gitmem.coord.handoff.SESSION_PARTS) within
+    `budget` bytes, when hooks.handoff_bytes asks for one; "" when it fails (logged)."""
+    from gitmem.coord.coord import Coord
+    from gitmem.coord.handoff import SESSION_PARTS, render
+    from gitmem.coord.presence import device_name
+    from gitmem.store.store import Store
+
+    agent = hook.env.get("GITMEM_AGENT", "").strip() or hook.host
+    try:
+        data = Coord(Store.open(hook.root), agent, device_name(hook.env)).handoff()
+    except Exception as exc:  # extra, like the mirror: the block is what the session needs
+        hook.log(f"handoff: {type(exc).__name__}: {exc}")
+        return ""
+    return render(data, budget=budget, parts=SESSION_PARTS, empty="")
 
 
 def _present(hook: Hook, project: str) -> None:
