@@ -454,3 +454,14 @@ def test_session_start_adds_the_handoff_when_asked_within_its_budget(  # type: i
     assert "## Tasks in progress\n\n- [active] Migrate webhooks to v2" in block
     assert "## Recent sessions" not in block  # the block has its own last session
     assert len(block.encode("utf-8")) <= 1200
+
+
+@pytest.mark.parametrize(
+    "name", ["Test User", 'Bob "the builder"', "back\\slash", "José", "tab\tname"]
+)
+def test_a_recipient_with_any_name_gets_the_message(gm, who, store_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    who("alice")
+    sent = out_json(gm("send", name, "info", "Hello there", "--json"))
+    who(name)
+    assert [m["id"] for m in out_json(gm("inbox", "--json"))["messages"]] == [sent["id"]]
+    assert out_json(gm("ack", sent["id"], "--json"))["acked_by"] == [name]

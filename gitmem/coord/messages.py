@@ -183,7 +183,9 @@ def inbox(
     only those neither shown on this device nor acknowledged by `me`. Those returned are
     marked shown (`mark`)."""
     found = [
-        m for m in _listing(store, field_has("to", me, f'"{BROADCAST}"'), me) if _for(m.record, me)
+        m
+        for m in _listing(store, field_has("to", me, written=(f'"{BROADCAST}"'.encode(),)), me)
+        if _for(m.record, me)
     ]
     if unread:
         found = [m for m in found if not m.read and me not in m.acked_by]

@@ -29,6 +29,7 @@ __all__ = [
 ]
 
 Keep = Callable[[bytes], bool]
+_ESCAPED = ('"', "\\")  # characters a YAML double-quoted scalar writes escaped
 
 
 def utc_now() -> datetime:
@@ -82,11 +83,15 @@ def of_type(
     return found
 
 
-def field_has(name: str, *words: str) -> Keep:
-    """A `keep` test: the first `name:` line holds one of `words` (as UTF-8), or there is no
-    such line (the parse decides)."""
+def field_has(name: str, *words: str, written: tuple[bytes, ...] = ()) -> Keep:
+    """A `keep` test: the first `name:` line holds one of `words` (as UTF-8) or of `written`
+    (values as the file spells them, quotes included), or there is no such line (the parse
+    decides). A word YAML would write escaped (a quote, a backslash, a control character)
+    cannot be matched as bytes: then every file is kept."""
     key = f"\n{name}: ".encode("ascii")
-    needles = [w.encode("utf-8") for w in words if w]
+    if any(ch in _ESCAPED or ord(ch) < 32 for w in words for ch in w):
+        return lambda data: True
+    needles = [w.encode("utf-8") for w in words if w] + list(written)
 
     def keep(data: bytes) -> bool:
         at = data.find(key)
