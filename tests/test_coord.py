@@ -465,3 +465,30 @@ def test_a_recipient_with_any_name_gets_the_message(gm, who, store_path: Path, n
     who(name)
     assert [m["id"] for m in out_json(gm("inbox", "--json"))["messages"]] == [sent["id"]]
     assert out_json(gm("ack", sent["id"], "--json"))["acked_by"] == [name]
+
+
+def test_the_month_folders_a_window_reaches_include_the_month_before() -> None:
+    from gitmem.coord.records import months_since
+
+    now = datetime(2027, 1, 3, tzinfo=UTC)
+    assert months_since(now - timedelta(days=2), now) == ["2026-12", "2027-01"]
+    assert months_since(datetime(2026, 11, 15, tzinfo=UTC), now) == [
+        "2026-10",
+        "2026-11",
+        "2026-12",
+        "2027-01",
+    ]
+
+
+def test_the_byte_tests_never_drop_what_the_parse_would_keep() -> None:
+    from gitmem.coord.records import field_has, updated_since
+
+    since = updated_since(datetime(2026, 12, 1, tzinfo=UTC))
+    assert since(b"---\nupdated: 2026-12-01T00:00:00Z\n") is True
+    assert since(b"---\nupdated: 2026-11-30T23:59:59Z\n") is False
+    assert since(b"---\nupdated: 2026-11-30 23:59\n") is True  # not gitmem's spelling: parse
+    assert since(b"---\ntitle: no updated line\n") is True
+    to_bob = field_has("to", "bob", written=(b'"*"',))
+    assert to_bob(b'\nto: "*"\n') and to_bob(b"\nto: bob\n") and to_bob(b"\ntitle: x\n")
+    assert not to_bob(b"\nto: carol\nbody mentions bob\n")
+    assert field_has("to", 'say "hi"')(b"\nto: carol\n")  # escaped in YAML: no byte test
