@@ -30,6 +30,7 @@ FAST_PATHS = {"hook": ("gitmem.hooks.main", "run")}
 QUICK_PATHS = {
     "recall": ("gitmem.cli.quickrecall", "run"),
     "record": ("gitmem.cli.quickrecord", "run"),
+    "graph": ("gitmem.cli.quickhandoff", "run"),  # `graph handoff` (issue 19)
 }
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gitmem.agents.context import Block
     from gitmem.capture.distill import DistillReport
     from gitmem.capture.trace import Trace
+    from gitmem.coord.coord import Coord
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -238,3 +239,12 @@ class Store(CoreStore):
         from gitmem.capture.trace import trace
 
         return trace(self.cache_dir, self.get(id_or_prefix))
+
+    # --- coordination between agents (docs/coord.md) ------------------------------------------
+
+    def coord(self, agent: str = "", device: str = "") -> Coord:
+        """Messages, tasks, the session log, presence and the handoff, as `agent` (default:
+        git's user.name) on `device` (default: the host name)."""
+        from gitmem.coord.coord import Coord
+
+        return Coord(self, agent, device)

@@ -1,17 +1,19 @@
 """`gitmem mcp`: the store as an MCP server over stdio (the `mcp` SDK is imported only here).
 
 Tools: recall, read, record, supersede, forget, history, diff, context, trace, distill;
-recall, read and history take `as_of` (the memory as it stood then). Resource:
-`gitmem://context`, the block SessionStart injects. Every tool answers with the same JSON as
-the matching `gitmem ... --json` command, built from the same Python API calls; a refused
-call is a tool error carrying gitmem's message (what is wrong, what to do next).
+recall, read and history take `as_of` (the memory as it stood then). Coordination
+(docs/coord.md): send, inbox, reply, ack, task_start, task_transition, tasks, task_current,
+log, sessions, heartbeat, agents, handoff. Resource: `gitmem://context`, the block
+SessionStart injects. Every tool answers with the same JSON as the matching `gitmem ... --json`
+command, built from the same Python API calls; a refused call is a tool error carrying
+gitmem's message (what is wrong, what to do next).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -19,6 +21,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from gitmem.answers import history_json, record_json, write_json
 from gitmem.api import Store
 from gitmem.errors import EXIT_READER_LEFT, GitmemError, environment_error
+
+if TYPE_CHECKING:
+    from gitmem.coord.coord import Coord
 
 __all__ = ["build_server", "serve"]
 
@@ -45,10 +50,16 @@ def _answer(call: Callable[[], _T]) -> _T:
 
 
 def build_server(
-    store: Store, *, agent: str = "", project: str = "", env: Mapping[str, str] | None = None
+    store: Store,
+    *,
+    agent: str = "",
+    project: str = "",
+    env: Mapping[str, str] | None = None,
+    device: str = "",
 ) -> MCPServer:
     """The server over an opened store. `agent` signs writes (default: git's user.name);
-    `project` is the default project of `context`; `env` is the distiller's environment."""
+    `project` is the default project of `context`; `env` is the distiller's environment;
+    `device` names this device in coordination (default: the host name)."""
     from gitmem.index.entries import Filter
     from gitmem.recall.options import result_json
 
@@ -177,7 +188,105 @@ def build_server(
         """The context block for this server's project."""
         return store.context(project=default_project).text
 
+    _coord_tools(server, store.coord(agent, device))
     return server
+
+
+def _coord_tools(server: MCPServer, coord: Coord) -> None:
+    """The coordination tools: each the same call and the same JSON as its CLI command."""
+    from gitmem.coord import answers as coord_answers
+    from gitmem.coord.records import utc_now
+    from gitmem.recall.timeparse import parse_duration
+
+    @server.tool()
+    def send(
+        to: str, type: str, body: str, subject: str = "", priority: str = "normal", thread: str = ""
+    ) -> dict[str, Any]:
+        """Leave a message for another agent (`to`: its name, or * for all). `type`: info,
+        question, request, handoff, alert. `priority`: low, normal, high, urgent. One commit;
+        it reaches other devices at the next sync."""
+        sent = _answer(
+            lambda: coord.send(to, type, body, subject=subject, priority=priority, thread=thread)
+        )
+        return coord_answers.message_json(sent)
+
+    @server.tool()
+    def inbox(unread: bool = False, sent: bool = False, limit: int = 0) -> dict[str, Any]:
+        """Your messages, newest first (`unread`: only those not seen here nor acknowledged;
+        `sent`: the ones you sent, with who acknowledged them). Those returned count as read."""
+        found = _answer(lambda: coord.inbox(unread=unread, sent=sent, limit=limit))
+        return coord_answers.inbox_json(coord.agent, found)
+
+    @server.tool()
+    def reply(id: str, body: str, priority: str = "normal") -> dict[str, Any]:
+        """Answer a message: a new message to its sender, in its thread (one commit)."""
+        return coord_answers.message_json(_answer(lambda: coord.reply(id, body, priority=priority)))
+
+    @server.tool()
+    def ack(id: str) -> dict[str, Any]:
+        """Acknowledge a message for you (one commit; the sender sees it after a sync)."""
+        return coord_answers.message_json(_answer(lambda: coord.ack(id)))
+
+    @server.tool()
+    def task_start(title: str, body: str = "", project: str = "") -> dict[str, Any]:
+        """Start a task you hold, active (one commit)."""
+        done = _answer(lambda: coord.task_start(title, body=body, project=project))
+        return coord_answers.task_json(done.record, done.commit)
+
+    @server.tool()
+    def task_transition(id: str, action: str, note: str = "") -> dict[str, Any]:
+        """Move a task: `action` update (note required), suspend, resume, done or fail. One
+        commit; a transition its state does not allow is refused."""
+        done = _answer(lambda: coord.task(action, id, note))
+        return coord_answers.task_json(done.record, done.commit)
+
+    @server.tool()
+    def tasks(
+        states: list[str] | None = None, owner: str = "", project: str = ""
+    ) -> dict[str, Any]:
+        """Tasks, most recently changed first; `states` default: active and suspended."""
+        chosen = tuple(states) if states is not None else ("active", "suspended")
+        found = _answer(lambda: coord.tasks(states=chosen, owner=owner, project=project))
+        return coord_answers.tasks_json(found)
+
+    @server.tool()
+    def task_current() -> dict[str, Any]:
+        """Your active task, the one you changed last (task: null when none)."""
+        return coord_answers.current_json(coord.agent, _answer(coord.current_task))
+
+    @server.tool()
+    def log(
+        action: str, summary: str, files: list[str] | None = None, project: str = ""
+    ) -> dict[str, Any]:
+        """Add an entry to the session log: `action` one word (fixed, reviewed, ...), what you
+        did, the files it touched (one commit)."""
+        entry, commit = _answer(
+            lambda: coord.log(action, summary, files=files or (), project=project)
+        )
+        return coord_answers.log_json(entry, commit)
+
+    @server.tool()
+    def sessions(last: str = "7d", agent: str = "", limit: int = 0) -> dict[str, Any]:
+        """Recent agent sessions and log entries, newest first (`last`: 7d, 12h, 2w)."""
+        found = _answer(lambda: coord.sessions(last=parse_duration(last), agent=agent, limit=limit))
+        return coord_answers.sessions_json(found)
+
+    @server.tool()
+    def heartbeat(project: str = "", note: str = "") -> dict[str, Any]:
+        """Say you are active on this device now (no commit; sync shares it)."""
+        seen = _answer(lambda: coord.heartbeat(project=project, note=note))
+        return coord_answers.presence_json(seen, seen.last)
+
+    @server.tool()
+    def agents(agent: str = "") -> dict[str, Any]:
+        """Who was active when, on which device (others as of the last sync)."""
+        return coord_answers.agents_json(_answer(lambda: coord.agents(agent=agent)), utc_now())
+
+    @server.tool()
+    def handoff(hours: float = 24.0) -> dict[str, Any]:
+        """What a new session needs: unread messages, open tasks, blockers, entities and
+        decisions updated, recent sessions and agents, for the last `hours`."""
+        return _answer(lambda: coord.handoff(hours=hours))
 
 
 def serve(root: Path, env: Mapping[str, str], project: str = "") -> None:
@@ -189,8 +298,10 @@ def serve(root: Path, env: Mapping[str, str], project: str = "") -> None:
     )
     if cache:
         store.model_cache = Path(cache)
+    from gitmem.coord.presence import device_name
+
     agent = env.get("GITMEM_AGENT", "").strip()
-    server = build_server(store, agent=agent, project=project, env=env)
+    server = build_server(store, agent=agent, project=project, env=env, device=device_name(env))
     try:
         server.run("stdio")
     except BaseExceptionGroup as group:  # the SDK's task group: its stdout writer's EPIPE

@@ -76,6 +76,9 @@ OWNERS: dict[str, set[str]] = {
         "cli/purge.py",
         "cli/insight.py",
         "cli/capture.py",
+        "cli/coord.py",
+        "cli/tasks.py",
+        "cli/handoff.py",
     },
     "click": set(),
     "rich": {"cli/display.py"},
@@ -110,6 +113,8 @@ LIGHT = {
     "gitmem.cli.quickrecall",
     "gitmem.cli.background",
     "gitmem.detach",
+    "gitmem.coord.sessiontag",
+    "gitmem.coord.presence",
 }
 
 

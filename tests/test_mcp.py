@@ -191,6 +191,9 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         "context",
         "trace",
         "distill",
+        # coordination (issue 19, docs/coord.md)
+        *("send", "inbox", "reply", "ack", "task_start", "task_transition", "tasks"),
+        *("task_current", "log", "sessions", "heartbeat", "agents", "handoff"),
     }
     assert hits["hits"][0]["id"] == ids["No Friday deploys"]
     assert f"[{ids['No Friday deploys']}]" in context

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.agents.project import TAG_PREFIX, project_tag
+from gitmem.coord.sessiontag import SESSION_TAG
 from gitmem.index.stamp import CATALOG, TAG_SEP, connect
 from gitmem.store.gitfiles import blobs, changed_paths, head_commit
 
@@ -32,10 +33,9 @@ if TYPE_CHECKING:
     from gitmem.store.record import Record
     from gitmem.store.store import Store
 
-__all__ = ["DEFAULT_BUDGET", "SESSION_TAG", "Block", "Item", "build", "render", "render_ranked"]
+__all__ = ["DEFAULT_BUDGET", "Block", "Item", "build", "render", "render_ranked"]
 
 DEFAULT_BUDGET = 8192
-SESSION_TAG = "session"
 RECENT = 5  # latest writes shown
 HALF_LIFE_DAYS = 90.0  # importance halves its recency share every quarter
 LINE_MAX = 320  # bytes of one line, so one long abstract cannot eat the budget

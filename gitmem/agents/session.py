@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.agents.context import SESSION_TAG
 from gitmem.agents.notes import safe_name, session_file
 from gitmem.agents.project import project_tag
 from gitmem.atomic import replace_file
+from gitmem.coord.sessiontag import SESSION_TAG
 
 if TYPE_CHECKING:
     from gitmem.store.store import Store

@@ -29,6 +29,7 @@ class HookSettings:
         "archive_transcripts",
         "context_bytes",
         "disabled",
+        "handoff_bytes",
         "mirror_auto_memory",
         "prompt_bytes",
         "prompt_recall",
@@ -45,6 +46,7 @@ class HookSettings:
     timeout: Final[float]  # hard limit of any hook, seconds
     mirror_auto_memory: Final[bool]
     archive_transcripts: Final[bool]
+    handoff_bytes: Final[int]  # of context_bytes, given to the handoff (docs/coord.md); 0: none
 
     def __init__(
         self,
@@ -58,6 +60,7 @@ class HookSettings:
         timeout: float = 8.0,
         mirror_auto_memory: bool = True,
         archive_transcripts: bool = True,
+        handoff_bytes: int = 0,
     ) -> None:
         self.context_bytes = context_bytes
         self.prompt_recall = prompt_recall
@@ -68,6 +71,7 @@ class HookSettings:
         self.timeout = timeout
         self.mirror_auto_memory = mirror_auto_memory
         self.archive_transcripts = archive_transcripts
+        self.handoff_bytes = handoff_bytes
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
@@ -150,6 +154,11 @@ def _settings(raw: dict[str, object]) -> tuple[HookSettings, list[str]]:
             return default
         return float(value)
 
+    handoff = pick("handoff_bytes", int, base.handoff_bytes)
+    assert isinstance(handoff, int)
+    if handoff < 0:
+        problems.append("config.toml: hooks.handoff_bytes must be 0 or more; using 0")
+        handoff = 0
     watch = pick("watch", list, list(base.watch))
     disabled = pick("disabled", list, [])
     assert isinstance(watch, list) and isinstance(disabled, list)
@@ -163,5 +172,6 @@ def _settings(raw: dict[str, object]) -> tuple[HookSettings, list[str]]:
         timeout=positive("timeout", base.timeout),
         mirror_auto_memory=bool(pick("mirror_auto_memory", bool, base.mirror_auto_memory)),
         archive_transcripts=bool(pick("archive_transcripts", bool, base.archive_transcripts)),
+        handoff_bytes=handoff,
     )
     return settings, problems

@@ -17,6 +17,7 @@ from gitmem.cli.app import app
 # isort: off
 from gitmem.cli import writes, reads, checks, search, agents, remote, travel, purge  # noqa: F401
 from gitmem.cli import capture, insight  # noqa: F401
+from gitmem.cli import coord, tasks, handoff  # noqa: F401
 
 # isort: on
 from gitmem.errors import (

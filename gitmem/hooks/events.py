@@ -96,6 +96,7 @@ def session_start(hook: Hook) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         state = SessionState(hook.session, host=hook.host, project=project, started=stamp)
         save_state(hook.cache, state)
+    _present(hook, project)  # before the sync, which shares it
     if gitfiles.has_remote(hook.root / ".git"):
         _sync(hook, wait=True)
     if hook.settings.mirror_auto_memory and hook.host == "claude-code":
@@ -105,7 +106,39 @@ def session_start(hook: Hook) -> str:
             hook.log(f"auto-memory: {type(exc).__name__}: {exc}")
     from gitmem.agents.context import build
 
-    return build(hook.root, project=project, budget=hook.settings.context_bytes).text
+    budget = hook.settings.context_bytes
+    share = min(hook.settings.handoff_bytes, budget // 2)
+    text = build(hook.root, project=project, budget=budget - share).text
+    return text + _handoff(hook, budget - len(text.encode("utf-8"))) if share else text
+
+
+def _handoff(hook: Hook, budget: int) -> str:
+    """The coordination part of the handoff (gitmem.coord.handoff.SESSION_PARTS) within
+    `budget` bytes, when hooks.handoff_bytes asks for one; "" when it fails (logged)."""
+    from gitmem.coord.coord import Coord
+    from gitmem.coord.handoff import SESSION_PARTS, render
+    from gitmem.coord.presence import device_name
+    from gitmem.store.store import Store
+
+    agent = hook.env.get("GITMEM_AGENT", "").strip() or hook.host
+    try:
+        data = Coord(Store.open(hook.root), agent, device_name(hook.env)).handoff()
+    except Exception as exc:  # extra, like the mirror: the block is what the session needs
+        hook.log(f"handoff: {type(exc).__name__}: {exc}")
+        return ""
+    return render(data, budget=budget, parts=SESSION_PARTS, empty="")
+
+
+def _present(hook: Hook, project: str) -> None:
+    """A heartbeat for the session's agent ($GITMEM_AGENT, else the host): a cache file, no
+    commit (gitmem.coord.presence). Extra, like the mirror: a failure is logged, not raised."""
+    from gitmem.coord.presence import device_name, heartbeat
+
+    agent = hook.env.get("GITMEM_AGENT", "").strip() or hook.host
+    try:
+        heartbeat(hook.cache, agent, device_name(hook.env), project=project)
+    except (OSError, ValueError) as exc:
+        hook.log(f"presence: {type(exc).__name__}: {exc}")
 
 
 def _sync(hook: Hook, *, wait: bool) -> None:
@@ -232,6 +265,7 @@ def session_record(hook: Hook) -> str:
     state = load_state(hook.cache, hook.session)
     if not state.host:
         state = replace(state, host=hook.host, project=state.project or _project(hook))
+    _present(hook, state.project)
     given = str(hook.payload.get("summary") or hook.payload.get("last_assistant_message") or "")
     if given:  # kept: a later event without one (SessionEnd, PreCompact) must not erase it
         state = replace(state, summary=given)

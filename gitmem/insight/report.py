@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from gitmem.agents.context import SESSION_TAG
+from gitmem.coord.sessiontag import SESSION_TAG
 from gitmem.errors import GitmemError
 from gitmem.index.entries import Entry
 from gitmem.insight import svg

@@ -226,6 +226,23 @@ class GitRepo(GitReader):
             ) from exc
         self.checkout_paths(new, changed)
 
+    def commit_side_ref(
+        self, ref: str, files: Mapping[str, bytes], message: str, who: Identity
+    ) -> str:
+        """A commit of just `files` on top of `ref`'s commit (if any), and `ref` moved to it:
+        for refs beside the branch (presence, docs/coord.md), which neither HEAD, the work
+        tree nor the git index ever see."""
+        repo = self._repo
+        old = repo.references.get(ref)
+        tree_id = self._build(None, {tuple(p.split("/")): self._blob(d) for p, d in files.items()})
+        assert tree_id is not None
+        sig = pygit2.Signature(who.name, who.email, int(datetime.now(UTC).timestamp()), 0)
+        parents = [] if old is None else [old.target]
+        with self._writing(lambda: [(self._objects, len(message) + 1024), *self._ref_files()]):
+            new_id = repo.create_commit(None, sig, sig, message, tree_id, parents)
+            repo.references.create(ref, new_id, force=True)
+        return str(new_id)
+
     # --- the work tree --------------------------------------------------------------------
 
     def checkout_paths(self, commit_id: str, paths: list[str]) -> None:

@@ -134,6 +134,16 @@ class GitReader:
             return None
         return str(commit.id)
 
+    def refs(self, prefix: str) -> dict[str, str]:
+        """name -> commit of every reference under `prefix` (e.g. "refs/gitmem/presence/")."""
+        found: dict[str, str] = {}
+        for name in self._repo.references:
+            if name.startswith(prefix):
+                target = self.resolve(name)
+                if target is not None:
+                    found[name] = target
+        return found
+
     def is_ancestor(self, ancestor: str, commit_id: str) -> bool:
         """Whether `ancestor` is `commit_id` or reachable from it."""
         if ancestor == commit_id:

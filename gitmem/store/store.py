@@ -237,18 +237,20 @@ class Store(Reader):
         agent: str = "",
         secrets: SecretPolicy = "refuse",
         now: datetime | None = None,
+        operation: str = "amend",
     ) -> WriteResult:
-        """Change fields of a record in place (title, tags, weight, the type's fields, ...)."""
+        """Change fields of a record in place (title, tags, weight, the type's fields, ...);
+        `operation` names the change in the commit (a task's transition, an ack)."""
         from gitmem.store.amend import apply_changes
 
         old = self.get(id_or_prefix)
         new = apply_changes(old, changes, self.schemas.get(old.type))
         if new == old:
-            return WriteResult(None, (old,), "amend")
+            return WriteResult(None, (old,), operation)
         new = new.with_(updated=max((now or _now()).replace(microsecond=0), old.updated))
         new, redactions = writes.guard_secrets(new, secrets)
         writes.check(self, new, previous=old)
-        return self._write({new.path: new}, "amend", new, agent, redactions=redactions)
+        return self._write({new.path: new}, operation, new, agent, redactions=redactions)
 
     @_exclusively
     def replace_text(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.coord.presence import REF_PREFIX, device_name, publish, tracking_ref
 from gitmem.errors import GitmemError
 from gitmem.sync.gitcli import DEFAULT_TIMEOUT, Deadline, GitFailed, remote_url, run_git, shown_url
 from gitmem.sync.integrate import integrate
@@ -129,6 +130,7 @@ def sync(
     # Not store.head(): a write that landed after the integration is not in what was pushed.
     head = step.local
     save_state(store.repo.git_dir, head, step.public)
+    notes.extend(_push_presence(store, remote, env, deadline))
     _housekeeping(store, env, deadline)
     changed = incoming + len(conflicts) if head != start_head else 0
     index_state = _catch_up(store, changed, deadline) if index else "skipped"
@@ -167,6 +169,7 @@ def _fetch(
                 "--no-write-fetch-head",
                 remote,
                 f"+refs/heads/{branch}:{tracking}",
+                f"+{REF_PREFIX}*:{tracking_ref(remote)}*",
             ],
             cwd=store.root,
             env=env,
@@ -190,6 +193,28 @@ def _push(
         deadline=deadline,
         what=f"pushing to {remote}",
     )
+
+
+def _push_presence(
+    store: Store, remote: str, env: Mapping[str, str], deadline: Deadline
+) -> list[str]:
+    """Send this device's presence ref (gitmem.coord.presence) when the remote lacks its
+    latest. Presence is a courtesy: a push refused here is a note, never a failed sync."""
+    device = device_name(env)
+    ref = publish(store, device)
+    if ref is None or store.repo.resolve(ref) == store.repo.resolve(tracking_ref(remote, device)):
+        return []
+    try:
+        run_git(
+            ["push", "--quiet", remote, f"+{ref}:{ref}"],
+            cwd=store.root,
+            env=env,
+            deadline=deadline,
+            what=f"pushing presence to {remote}",
+        )
+    except GitFailed as exc:
+        return [f"presence of {device} was not pushed ({exc}); the next sync tries again"]
+    return []
 
 
 def _repair_tracking(git_dir: Path, tracking: str) -> list[str]:
