@@ -427,6 +427,11 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ("*spans[].commit", "string or null", "The span's one commit; `null`: none."),
             ("*spans[].problem", "string or null", "Why the span failed (kept for the next try)."),
             ("notes", "array of string", "Sessions left alone, and why."),
+            (
+                "waiting",
+                "array of string",
+                "Sessions a turn's end left to wait for more messages (not logged).",
+            ),
         ],
     ),
     (

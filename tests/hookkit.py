@@ -52,6 +52,9 @@ def run_hook(
     from gitmem.hooks.main import main
 
     env = {"HOME": str(home or os.environ["HOME"])}
+    for name in ("GITMEM_CAPTURE", "GITMEM_BACKGROUND_INDEX"):  # conftest turns them off
+        if name in os.environ:
+            env[name] = os.environ[name]
     if store is not None:
         env["GITMEM_STORE"] = str(store)
     out = io.StringIO()

@@ -376,6 +376,22 @@ def test_capture_turned_off_in_config_sends_nothing(tmp_path: Path, store_path: 
     assert prompts(tmp_path) == [] and _state(store_path) == head
 
 
+def test_a_turn_end_with_few_messages_waits_and_the_background_run_logs_nothing(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    # Stop fires after every turn: a detached run that waits must not add a hooks.log line.
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}), min_messages=50)
+    archive(tmp_path, store_path)
+    head = _state(store_path)
+    quiet = gm("distill", "--trigger", "stop", "--background")
+    assert quiet.code == 0 and quiet.out == ""
+    said = gm("distill", "--trigger", "stop")
+    assert said.code == 0 and "waits for more" in said.out
+    assert len(_json(gm("distill", "--trigger", "stop", "--json"))["waiting"]) == 1  # type: ignore[arg-type]
+    assert prompts(tmp_path) == [] and _state(store_path) == head
+    assert len(_json(gm("distill", "--json"))["spans"]) == 1  # SessionEnd does not wait
+
+
 def test_dry_run_writes_nothing_and_moves_no_watermark(
     tmp_path: Path, store_path: Path, gm
 ) -> None:  # type: ignore[no-untyped-def]

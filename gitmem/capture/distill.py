@@ -50,6 +50,7 @@ class SpanReport:
 class DistillReport:
     spans: tuple[SpanReport, ...]
     notes: tuple[str, ...]  # sessions left alone, and why
+    waiting: tuple[str, ...] = ()  # sessions a turn's end left for more messages (not logged)
 
 
 def _now() -> str:
@@ -86,10 +87,12 @@ def distill(
         states = [s for s in queue.load_all(cache) if force or s.waiting(cache)]
     spans: list[SpanReport] = []
     notes: list[str] = []
+    waiting: list[str] = []
     run = _Run(Keys(store), Seen(), {})
     for state in states:
-        _session(store, state, settings, related, env, run, force, dry_run, trigger, spans, notes)
-    return DistillReport(tuple(spans), tuple(notes))
+        said = (spans, notes, waiting)
+        _session(store, state, settings, related, env, run, force, dry_run, trigger, said)
+    return DistillReport(tuple(spans), tuple(notes), tuple(waiting))
 
 
 @dataclass
@@ -111,12 +114,13 @@ def _session(
     force: bool,
     dry_run: bool,
     trigger: str,
-    spans: list[SpanReport],
-    notes: list[str],
+    said: tuple[list[SpanReport], list[str], list[str]],
 ) -> None:
     """Distil a session's spans first, then write them, one commit each: every recall of the
     run then reads the index as it was (caught up once, not after each span's commit), and
-    what this run wrote is compared with through `run.seen`."""
+    what this run wrote is compared with through `run.seen`. `said` collects the spans, the
+    notes and the sessions left waiting (DistillReport)."""
+    spans, notes, waiting = said
     cache = store.cache_dir
     with queue.held(cache, state) as mine:
         if not mine:
@@ -144,7 +148,8 @@ def _session(
                 break  # nothing new
             few = len(span.messages) < settings.min_messages
             if trigger == "stop" and number == 0 and span.complete and few:
-                notes.append(f"{state.session}: {len(span.messages)} new messages; waits for more")
+                few_said = f"{len(span.messages)} new messages; waits for more"
+                waiting.append(f"{state.session}: {few_said}")
                 break
             report, drafts = _plan(store, state, span, settings, related, env, run)
             if report.problem:

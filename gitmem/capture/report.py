@@ -30,6 +30,7 @@ def distill_json(report: DistillReport) -> dict[str, Any]:
             for s in report.spans
         ],
         "notes": list(report.notes),
+        "waiting": list(report.waiting),
     }
 
 

@@ -43,7 +43,10 @@ def _say_report(report: DistillReport, dry_run: bool, stamp: bool) -> None:
         display.say(prefix + _span_line(span, dry_run))
     for note in report.notes:
         display.say(prefix + note)
-    if not report.spans and not report.notes and not stamp:
+    if not stamp:  # a turn's end that waits for more is not worth a line in hooks.log
+        for note in report.waiting:
+            display.say(note)
+    if not report.spans and not report.notes and not report.waiting and not stamp:
         display.say("nothing to distill: every archived session is distilled up to its end")
 
 
