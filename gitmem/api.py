@@ -23,6 +23,7 @@ from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
+    from gitmem.graph.view import GraphView
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -46,6 +47,7 @@ class Store(CoreStore):
     _model_problem: str | None = None
     _index: Index | None = None
     _travel: TimeTravel | None = None
+    _graph: GraphView | None = None
     model_cache: Path | None = None  # where hub models are cached; None: ~/.cache/huggingface/hub
 
     def model(self) -> ModelRef | None:
@@ -208,3 +210,14 @@ class Store(CoreStore):
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)
+
+    # --- the work graph (docs/graph.md) --------------------------------------------------------
+
+    @property
+    def graph(self) -> GraphView:
+        """Entities from watched Markdown files, their edges and the graph's queries."""
+        if self._graph is None:
+            from gitmem.graph.view import GraphView
+
+            self._graph = GraphView(self, self.recall, self.time_travel)
+        return self._graph

@@ -208,14 +208,17 @@ def test_a_markdown_write_under_a_watched_dir_is_indexed(store_path: Path, proje
     head = git(store_path, "rev-parse", "HEAD")
     (project / "docs").mkdir()
     (project / "docs" / "design.md").write_text(
+        "---\ntype: plan\nstatus: active\nblocked_by: [storage-review]\n---\n"
         "# Design\n\nHow the widget stores state.\n## Storage\n"
     )
     run = run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
     assert (run.code, run.out) == (0, "")
-    refs = [r for r in Store.open(store_path).records() if r.type == "reference"]
-    assert len(refs) == 1
-    assert refs[0].extra == {"kind": "docs", "url": "docs/design.md"}
-    assert "project:github.com/acme/widget" in refs[0].tags and "- Storage" in refs[0].body
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert len(found) == 1
+    assert found[0].extra["path"] == "docs/design.md"
+    assert found[0].extra["entity_type"] == "plan"
+    assert found[0].extra["blocked_by"] == ("storage-review",)
+    assert "project:github.com/acme/widget" in found[0].tags and "## Storage" in found[0].body
     assert git(store_path, "rev-list", "--count", f"{head.strip()}..HEAD").strip() == "1"
     # The same content again: no new commit.
     run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
@@ -223,13 +226,25 @@ def test_a_markdown_write_under_a_watched_dir_is_indexed(store_path: Path, proje
     assert_clean(store_path)
 
 
+def test_a_watched_file_that_cannot_be_an_entity_is_logged_not_written(
+    store_path: Path, project: Path
+) -> None:
+    head = git(store_path, "rev-parse", "HEAD")
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("---\na: &x [1]\nb: *x\n---\n# Bomb\n")
+    run = run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
+    assert (run.code, run.out) == (0, "")
+    assert git(store_path, "rev-parse", "HEAD") == head
+    assert "docs/design.md not indexed: frontmatter: a YAML anchor" in log_text(store_path)
+
+
 def test_codex_apply_patch_markdown_is_indexed(store_path: Path, project: Path) -> None:
     (project / "docs").mkdir()
     (project / "docs" / "design.md").write_text("# Design\n\nHow the widget stores state.\n")
     run_hook("post-tool-use", payload("codex/post_tool_use_apply_patch", project), store_path)
-    refs = [r for r in Store.open(store_path).records() if r.type == "reference"]
-    assert [r.extra["url"] for r in refs] == ["docs/design.md"]
-    assert refs[0].agent == "codex"
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert [r.extra["path"] for r in found] == ["docs/design.md"]
+    assert found[0].agent == "codex" and found[0].extra["entity_type"] == "document"
 
 
 def test_a_code_edit_is_only_noted_for_the_session(store_path: Path, project: Path) -> None:

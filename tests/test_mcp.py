@@ -189,6 +189,11 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         "history",
         "diff",
         "context",
+        # the work graph (tests/test_graph.py)
+        "graph_search",
+        "graph_related",
+        "graph_blockers",
+        "graph_diff",
     }
     assert hits["hits"][0]["id"] == ids["No Friday deploys"]
     assert f"[{ids['No Friday deploys']}]" in context

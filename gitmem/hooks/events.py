@@ -205,13 +205,18 @@ def post_tool_use(hook: Hook) -> str:
     ]
     if not watched:
         return ""
-    from gitmem.agents.entities import index_document
+    from gitmem.agents.entities import index_written
     from gitmem.store.store import Store
 
-    store = Store.open(hook.root)
-    project = _project(hook)
-    for path, rel in watched:
-        index_document(store, path, rel, project=project, agent=hook.host)
+    report = index_written(
+        Store.open(hook.root),
+        cwd,
+        [path for path, _ in watched],
+        hook.settings.watch,
+        agent=hook.host,
+    )
+    for skipped in (f for f in report.files if f.action == "skipped"):
+        hook.log(f"{skipped.path} not indexed: {skipped.note}")
     return ""
 
 
