@@ -52,6 +52,8 @@ def run_hook(
     from gitmem.hooks.main import main
 
     env = {"HOME": str(home or os.environ["HOME"])}
+    if "GITMEM_BACKGROUND_INDEX" in os.environ:  # "off" in tests (conftest): index in-process
+        env["GITMEM_BACKGROUND_INDEX"] = os.environ["GITMEM_BACKGROUND_INDEX"]
     if store is not None:
         env["GITMEM_STORE"] = str(store)
     out = io.StringIO()

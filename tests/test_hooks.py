@@ -238,6 +238,31 @@ def test_a_watched_file_that_cannot_be_an_entity_is_logged_not_written(
     assert "docs/design.md not indexed: frontmatter: a YAML anchor" in log_text(store_path)
 
 
+def test_a_watched_write_is_indexed_after_the_hook_answers(store_path: Path, project: Path) -> None:
+    """With background indexing on (the default), the hook process only starts the indexer:
+    it loads no pygit2 and makes no commit itself; the detached child commits soon after."""
+    head = git(store_path, "rev-parse", "HEAD")
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("---\ntype: plan\n---\n# Design\n\nState.\n")
+    done = hook_process(
+        "post-tool-use",
+        payload("claude-code/post_tool_use_write", project),
+        store_path,
+        env={"GITMEM_BACKGROUND_INDEX": "on", "GITMEM_HOOK_DEBUG_MODULES": "1"},
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "post-tool-use: heavy modules loaded: none" in log_text(store_path)
+    for _ in range(600):  # the child's own start, pygit2 and the commit: a few seconds at most
+        if git(store_path, "rev-parse", "HEAD") != head:
+            break
+        time.sleep(0.05)
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert [(r.extra["path"], r.extra["entity_type"]) for r in found] == [
+        ("docs/design.md", "plan")
+    ]
+    assert_clean(store_path)
+
+
 def test_codex_apply_patch_markdown_is_indexed(store_path: Path, project: Path) -> None:
     (project / "docs").mkdir()
     (project / "docs" / "design.md").write_text("# Design\n\nHow the widget stores state.\n")

@@ -65,6 +65,14 @@ def _agent(flag: str | None) -> str:
     return (flag or os.environ.get("GITMEM_AGENT", "")).strip()
 
 
+def _wrote(store: "Store", commits: bool) -> None:
+    """After a write, catch the search index up in the background (gitmem.cli.background)."""
+    if commits:
+        from gitmem.cli.background import catch_up_later
+
+        catch_up_later(store.root, os.environ)
+
+
 def _show_index(done: "Indexed") -> None:
     report = done.report
     for f in report.files:
@@ -95,6 +103,7 @@ def index_file(
     opened = open_store(store)
     where = _where(opened, project_dir or Path(os.path.abspath(path)).parent)
     done = opened.graph.index_file(Path(os.path.abspath(path)), where, agent=_agent(agent))
+    _wrote(opened, done.report.commit is not None)
     skipped = [f for f in done.report.files if f.action == "skipped"]
     if skipped:
         raise GitmemError(f"{skipped[0].path}: not indexed — {skipped[0].note}")
@@ -122,6 +131,7 @@ def index_all(
     opened = open_store(store)
     where = _where(opened, project_dir)
     done = opened.graph.index_all(where, directory, agent=_agent(agent))
+    _wrote(opened, done.report.commit is not None)
     if as_json:
         display.json_out(done.to_dict())
         return
@@ -142,6 +152,7 @@ def reconcile(
     dangling edges (or, with --prune, remove them). History keeps everything forgotten."""
     opened = open_store(store)
     report = opened.graph.reconcile(_where(opened, project_dir), prune=prune, agent=_agent(agent))
+    _wrote(opened, bool(report.commits))
     if as_json:
         display.json_out(report.to_dict())
         return
