@@ -452,3 +452,66 @@ def test_the_cli_reads_as_a_person_would_want(gm: Any, store_path: Path, project
     assert related[1].startswith("  → blocked_by  ") and related[1].endswith("Cycle B [blocked]")
     diff = gm("graph", "diff", "1d").out
     assert "new (54)" in diff
+
+
+# --- two devices ------------------------------------------------------------------------------
+
+
+def test_the_same_entity_indexed_on_two_devices_converges(tmp_path: Path) -> None:
+    from test_sync import converge, make_clone, run_sync
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(bare))
+    seed, _ = Store.init(tmp_path / "seed")
+    git(seed.root, "remote", "add", "origin", str(bare))
+    run_sync(seed)
+    a, b = make_clone(bare, "a"), make_clone(bare, "b")
+    laptop, desktop = write_project(tmp_path / "laptop"), write_project(tmp_path / "desktop")
+    a.graph.index_all(where(laptop), now=moment(0))
+    b.graph.index_all(where(desktop), now=moment(0))  # the same files: the same ids and bytes
+    converge(a, b)
+    assert a.head() == b.head() and len(a.graph.graph().entities) == 54
+    advance(laptop, 1)  # task 1 done here; on the desktop task 1 is blocked, later
+    (desktop / "docs" / "tasks" / "task-1.md").write_text(
+        "---\ntitle: Task 1\ntype: task\nstatus: blocked\nblocked_by: [task-9]\n---\n# One\n"
+    )
+    a.graph.index_all(where(laptop), now=moment(1))
+    b.graph.index_all(where(desktop), now=moment(2))
+    converge(a, b)
+    for store in (a, b):
+        assert_clean(store.root)
+        graph = Store.open(store.root).graph.graph()
+        one = graph.entities[entity_id(PROJECT, "task", "task-1")]
+        assert (one.state, one.blocked_by) == ("blocked", ("task-9",))  # the later version
+        assert len(graph.entities) == 54  # the other version is history, not a second entity
+    assert a.head() == b.head()
+    assert "<<<<<<<" not in git(a.root, "grep", "-h", "-e", "status", "--", "records")
+    versions = Store.open(a.root).history(entity_id(PROJECT, "task", "task-1"))
+    states = [v.record.extra["state"] for v in versions if v.record]
+    assert states[0] == "todo" and states[-1] == "blocked" and "done" in states  # both kept
+
+
+def test_a_new_process_reads_parsed_entities_from_the_cache(
+    store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.graph import model
+
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    before = store.graph.graph()
+    cache = store_path / ".gitmem" / model.CACHE_NAME
+    assert cache.exists()
+    for damage in (None, b"{not json", b'{"version": 1, "entities": {"x": 3}}'):
+        if damage is not None:
+            cache.write_bytes(damage)
+        model._GRAPHS.clear()
+        model._PARSED.clear()
+        again = Store.open(store_path).graph.graph()
+        assert again.entities == before.entities and again.out == before.out
+    model._GRAPHS.clear()
+    model._PARSED.clear()
+    parsed: list[object] = []
+    real = model._parse
+    monkeypatch.setattr(model, "_parse", lambda *a: parsed.append(a) or real(*a))
+    Store.open(store_path).graph.graph()
+    assert parsed == []  # every entity came from the cache the damaged runs rewrote

@@ -10,13 +10,18 @@ write does not read the whole graph again.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from gitmem.atomic import replace_file
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.graph.entity import EDGE_FIELDS, ENTITY_TYPE, Entity, from_record
+from gitmem.store.record import format_time, parse_time
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
@@ -25,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["Edge", "Graph", "Step", "load_graph"]
 
 ENTITY_DIR = f"records/{ENTITY_TYPE}"
+CACHE_NAME = "graph-entities.json"  # in the store's cache directory
+CACHE_VERSION = 1
 _PARSED: dict[str, Entity] = {}  # blob id -> entity, for this process
 _PARSED_MAX = 50_000
 _GRAPHS: dict[tuple[str, str | None], Graph] = {}  # (store root, HEAD) -> graph, the last few
@@ -124,17 +131,20 @@ def load_graph(store: Reader) -> Graph:
     cached = _GRAPHS.get(key)
     if cached is not None:
         return cached
+    disk = _DiskCache(store.cache_dir / CACHE_NAME)
     entities: dict[str, Entity] = {}
     for path, blob in store.repo.files(head, ENTITY_DIR):
-        entity = _PARSED.get(blob)
+        entity = _PARSED.get(blob) or disk.get(blob)
         if entity is None:
             entity = _parse(store, path, blob)
             if entity is None:
                 continue
-            if len(_PARSED) >= _PARSED_MAX:
-                _PARSED.clear()
-            _PARSED[blob] = entity
+            disk.put(blob, entity)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[blob] = entity
         entities[entity.id] = entity
+    disk.save(set(_PARSED))
     graph = _resolve(head, entities, store.catalog())
     if len(_GRAPHS) >= 4:
         _GRAPHS.pop(next(iter(_GRAPHS)))
@@ -142,12 +152,64 @@ def load_graph(store: Reader) -> Graph:
     return graph
 
 
+class _DiskCache:
+    """Parsed entity blobs in the store's cache (`.gitmem/graph-entities.json`), so that a new
+    process (`gitmem graph related`, a hook) does not parse every entity record again: keyed by
+    blob id, so it can never be stale, only incomplete; always safe to delete. Bodies are left
+    out (the graph's answers never show them)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.changed = False
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            ok = isinstance(data, dict) and data.get("version") == CACHE_VERSION
+            self.rows: dict[str, dict[str, Any]] = data["entities"] if ok else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            self.rows = {}
+
+    def get(self, blob: str) -> Entity | None:
+        row = self.rows.get(blob)
+        if not isinstance(row, dict):
+            return None
+        try:
+            when = row.pop("updated", None)
+            fields: dict[str, Any] = {
+                k: tuple(v) if isinstance(v, list) else v for k, v in row.items()
+            }
+            entity = Entity(**fields, updated=None if when is None else parse_time(when))
+        except (TypeError, ValueError):
+            return None
+        finally:
+            row["updated"] = when
+        return entity
+
+    def put(self, blob: str, entity: Entity) -> None:
+        row = asdict(replace(entity, body=""))
+        row["updated"] = None if entity.updated is None else format_time(entity.updated)
+        self.rows[blob] = row
+        self.changed = True
+
+    def save(self, live: set[str]) -> None:
+        """Write it back if it learnt something, keeping only the blobs of this HEAD."""
+        if not self.changed and len(self.rows) <= len(live):
+            return
+        rows = {b: r for b, r in self.rows.items() if b in live}
+        with contextlib.suppress(OSError):  # a read-only store: the next process parses again
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(
+                self.path, json.dumps({"version": CACHE_VERSION, "entities": rows}, sort_keys=True)
+            )
+
+
 def _parse(store: Reader, path: str, blob: str) -> Entity | None:
     try:
         record = parse(store.repo.blob(blob).decode("utf-8"))
     except (UnicodeDecodeError, RecordInvalid):  # `gitmem validate` reports it
         return None
-    return from_record(record) if record.type == ENTITY_TYPE else None
+    if record.type != ENTITY_TYPE or record.status == "superseded":  # a sync conflict's loser
+        return None
+    return replace(from_record(record), body="")
 
 
 def _resolve(head: str | None, entities: dict[str, Entity], catalog: dict[str, str]) -> Graph:
