@@ -515,3 +515,18 @@ def test_a_new_process_reads_parsed_entities_from_the_cache(
     monkeypatch.setattr(model, "_parse", lambda *a: parsed.append(a) or real(*a))
     Store.open(store_path).graph.graph()
     assert parsed == []  # every entity came from the cache the damaged runs rewrote
+
+
+def test_a_store_from_before_the_work_graph_gets_the_entity_schema(
+    store_path: Path, project: Path
+) -> None:
+    git(store_path, "rm", "-q", "schemas/entity.toml")
+    git(store_path, "commit", "-q", "-m", "a store made before issue 19")
+    store = Store.open(store_path)
+    assert "entity" not in store.schemas
+    before = commits(store_path)
+    done = store.graph.index_all(where(project))
+    assert done.report.count("new") == 54
+    assert commits(store_path) == before + 2  # the schema, then the entities
+    assert git(store_path, "log", "-2", "--format=%s").splitlines()[1] == "schema: add entity"
+    assert_clean(store_path)

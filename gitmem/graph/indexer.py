@@ -120,6 +120,7 @@ def index_files(
     agent)."""
     moment = (now or datetime.now(UTC)).replace(microsecond=0)
     agent = agent.strip() or store.default_agent()
+    store.add_shipped_schema(ENTITY_TYPE, agent=agent)  # a store from before the work graph
     space = where.project or namespace or f"agent:{agent}"
     catalog = dict(store.catalog())  # as before this batch: the store's own dict follows writes
     outcomes: list[FileOutcome] = []
