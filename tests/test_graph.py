@@ -530,3 +530,34 @@ def test_a_store_from_before_the_work_graph_gets_the_entity_schema(
     assert commits(store_path) == before + 2  # the schema, then the entities
     assert git(store_path, "log", "-2", "--format=%s").splitlines()[1] == "schema: add entity"
     assert_clean(store_path)
+
+
+def test_the_graph_part_of_a_handoff(store_path: Path, project: Path) -> None:
+    from gitmem.graph.handoff import graph_part
+
+    store, _ = history(store_path, project)
+    ids = ids_by_path(store)
+    part = graph_part(store, moment(2), now=moment(3))
+    assert [e["id"] for e in part["entities_updated"]][:1] == [ids["docs/tasks/task-5.md"]]
+    assert {e["id"] for e in part["entities_updated"]} == {
+        ids["docs/tasks/task-2.md"],
+        ids["docs/tasks/task-5.md"],
+        ids["docs/tasks/task-7.md"],
+    }
+    assert part["blockers"] == store.graph.blockers(now=moment(3)).to_dict()["blockers"]
+    json.dumps(part)  # JSON-ready
+
+
+def test_a_project_can_watch_its_own_directories(gm: Any, store_path: Path, project: Path) -> None:
+    config = store_path / "config.toml"
+    config.write_text(
+        config.read_text() + f'\n[hooks]\nwatch_projects = {{ "{PROJECT}" = ["plans"] }}\n'
+    )
+    git(store_path, "commit", "-q", "-am", "watch plans/ in the widget")
+    (project / "plans").mkdir()
+    (project / "plans" / "roadmap.md").write_text("---\ntype: plan\n---\n# Roadmap\n")
+    done = gm("entity", "index-all", "--project-dir", str(project), "--json")
+    assert done.code == 0, done.err
+    assert [f["path"] for f in json.loads(done.out)["files"]] == ["plans/roadmap.md"]
+    refused = gm("entity", "index-file", str(project / "docs/tasks/task-1.md"))
+    assert refused.code == 1 and "outside the watched directories (plans)" in refused.err

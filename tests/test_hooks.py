@@ -647,3 +647,26 @@ def test_a_code_edit_is_noted_relative_to_the_project(
     run_hook("post-tool-use", json.dumps(data).encode(), store_path)
     files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
     assert (files.read_text() if files.exists() else None) == (noted and noted + "\n")
+
+
+def test_a_projects_own_watched_directories_replace_the_default(
+    store_path: Path, project: Path
+) -> None:
+    config = store_path / "config.toml"
+    config.write_text(
+        config.read_text()
+        + '\n[hooks.watch_projects]\n"github.com/acme/widget" = ["plans"]\n"other" = "x"\n'
+    )
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("# Design\n")
+    head = git(store_path, "rev-parse", "HEAD")
+    run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
+    assert git(store_path, "rev-parse", "HEAD") == head  # docs/ is not this project's
+    (project / "plans").mkdir()
+    (project / "plans" / "q1.md").write_text("# Q1\n")
+    data = json.loads(payload("claude-code/post_tool_use_write", project))
+    data["tool_input"]["file_path"] = str(project / "plans" / "q1.md")
+    run_hook("PostToolUse", json.dumps(data).encode(), store_path)
+    found = [r.extra["path"] for r in Store.open(store_path).records() if r.type == "entity"]
+    assert found == ["plans/q1.md"]
+    assert "hooks.watch_projects.other must be a list" in log_text(store_path)

@@ -16,16 +16,19 @@ from gitmem.agents.project import find_project, repository_root
 from gitmem.graph.indexer import IndexReport, Watched, index_files
 
 if TYPE_CHECKING:
+    from gitmem.agents.settings import HookSettings
     from gitmem.store.store import Store
 
 __all__ = ["index_written"]
 
 
 def index_written(
-    store: Store, cwd: Path, paths: Sequence[Path], watch: tuple[str, ...], *, agent: str = ""
+    store: Store, cwd: Path, paths: Sequence[Path], settings: HookSettings, *, agent: str = ""
 ) -> IndexReport:
-    """Index the written files (absolute) as entities of the project around `cwd`, in one
-    commit; files that cannot be entities are skipped (the report says why)."""
+    """Index the written files (absolute) as entities of the project around `cwd` (its watched
+    directories from `settings`), in one commit; files that cannot be entities are skipped
+    (the report says why)."""
     root = repository_root(cwd) or cwd
-    where = Watched(root, find_project(cwd), watch)
+    project = find_project(cwd)
+    where = Watched(root, project, settings.watched(project))
     return index_files(store, paths, where, agent=agent)

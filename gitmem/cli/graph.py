@@ -2,7 +2,8 @@
 `gitmem graph search|related|blockers|diff` (docs/graph.md).
 
 The project is the repository around the current directory (or --project-dir), its id as
-the hooks find it, and its watched directories the store's `hooks.watch`. Commands register
+the hooks find it, and its watched directories the store's `hooks.watch` (or its own list in
+`hooks.watch_projects`). Commands register
 on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
 """
 
@@ -58,7 +59,8 @@ def _where(store: "Store", project_dir: Path | None) -> "Watched":
     settings, problems = hook_settings(store.root)
     for problem in problems:
         display.notice(problem)
-    return Watched(root, find_project(start), settings.watch)
+    project = find_project(start)
+    return Watched(root, project, settings.watched(project))
 
 
 def _agent(flag: str | None) -> str:

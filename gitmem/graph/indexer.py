@@ -98,7 +98,7 @@ def watched_files(where: Watched, directory: Path | None = None) -> list[Path]:
                 raise RecordInvalid(
                     f"{directory}: outside the watched directories "
                     f"({', '.join(where.watch) or 'none'}) of {root} — give one of them, or "
-                    "add it to hooks.watch in the store's config.toml"
+                    "add it to hooks.watch (or hooks.watch_projects) in config.toml"
                 )
     found: set[Path] = set()
     for top in tops:

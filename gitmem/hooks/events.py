@@ -198,10 +198,11 @@ def post_tool_use(hook: Hook) -> str:
     cwd = hook.cwd
     relative = notes.project_paths(str(cwd), paths)
     notes.note_files(hook.cache, hook.session, [r for r in relative if r])
+    watch = hook.settings.watched(_project(hook))
     watched = [
         (cwd / p if not Path(p).is_absolute() else Path(p), r)
         for p, r in zip(paths, relative, strict=True)
-        if notes.watched_markdown(r, hook.settings.watch)
+        if notes.watched_markdown(r, watch)
     ]
     if not watched:
         return ""
@@ -215,7 +216,7 @@ def post_tool_use(hook: Hook) -> str:
         Store.open(hook.root),
         cwd,
         files,
-        hook.settings.watch,
+        hook.settings,
         agent=hook.host,
     )
     for skipped in (f for f in report.files if f.action == "skipped"):

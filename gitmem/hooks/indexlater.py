@@ -34,9 +34,7 @@ def main(argv: list[str]) -> int:
     try:
         settings, _ = hook_settings(root)
         store = Store.open(root)
-        report = index_written(
-            store, Path(cwd), [Path(p) for p in paths], settings.watch, agent=agent
-        )
+        report = index_written(store, Path(cwd), [Path(p) for p in paths], settings, agent=agent)
     except Exception as exc:  # a background process: nobody to tell but the log
         log(root, f"post-tool-use: indexing {', '.join(paths)} failed: {exc}")
         return 0
