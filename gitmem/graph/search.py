@@ -1,9 +1,10 @@
 """`gitmem graph search`: hybrid recall restricted to entities, weighted toward meaning.
 
-Entity titles are short and their words are the ones people search with, but what a plan
-*is about* is in its body: the semantic half gets the larger share (SEMANTIC_WEIGHT, also for
-queries that name an identifier, where plain recall leans on keywords), set by
-benchmarks/bench_graph.py's small measurement on the test fixture (docs/benchmarks.md).
+People ask for work in other words than its files use ("users get logged out" for "login
+sessions expire"), so the semantic half gets the larger share of a plain query
+(SEMANTIC_WEIGHT); a query that names an identifier (`task-12`, `auth-revamp`) leans on
+keywords, as recall's does, less so. Both set by benchmarks/tune_graph_search.py's small
+measurement on the test fixture (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["IDENTIFIER_WEIGHT", "SEMANTIC_WEIGHT", "graph_search", "search_options"]
 
-SEMANTIC_WEIGHT = 0.7  # the semantic half's share of a hybrid graph search
-IDENTIFIER_WEIGHT = 0.5  # ... of one whose query names an identifier (fix-login, PAY-12)
+# Set by benchmarks/tune_graph_search.py on the test fixture (docs/benchmarks.md, "Work graph"):
+SEMANTIC_WEIGHT = 0.8  # the semantic half's share of a hybrid graph search (recall's: 0.2)
+IDENTIFIER_WEIGHT = 0.3  # ... of one whose query names an identifier, task-12 (recall's: 0.1)
 
 Recall = Callable[..., "Result"]
 
