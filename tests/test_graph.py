@@ -561,3 +561,33 @@ def test_a_project_can_watch_its_own_directories(gm: Any, store_path: Path, proj
     assert [f["path"] for f in json.loads(done.out)["files"]] == ["plans/roadmap.md"]
     refused = gm("entity", "index-file", str(project / "docs/tasks/task-1.md"))
     assert refused.code == 1 and "outside the watched directories (plans)" in refused.err
+
+
+def test_the_json_answers_have_exactly_the_documented_keys(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("gen", root / "scripts/gen_cli_docs.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    keys = {title: [k for k, _, _ in rows] for title, _, _, rows in gen.JSON_SCHEMAS}
+
+    def answer(*args: str) -> Any:
+        done = gm(*args, "--json")
+        assert done.code == 0, done.err
+        return json.loads(done.out)
+
+    os.chdir(project)
+    assert list(answer("entity", "index-all")) == keys["Entity index result"]
+    assert (
+        list(answer("entity", "index-file", "docs/tasks/task-1.md")) == keys["Entity index result"]
+    )
+    assert list(answer("entity", "reconcile")) == keys["Reconcile result"]
+    assert list(answer("graph", "search", "login")) == keys["Graph search result"]
+    rid = ids_by_path(Store.open(store_path))["docs/tasks/task-2.md"]
+    assert list(answer("graph", "related", rid)) == keys["Related result"]
+    assert list(answer("graph", "blockers")) == keys["Blockers result"]
+    assert list(answer("graph", "diff", "1d")) == keys["Graph diff result"]
