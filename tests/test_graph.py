@@ -16,6 +16,7 @@ from graphfixture import MALFORMED, PROJECT, advance, moment, write_project
 
 from gitmem.agents.settings import hook_settings
 from gitmem.api import Store
+from gitmem.errors import UsageError
 from gitmem.graph.entity import entity_id
 from gitmem.graph.indexer import Watched
 
@@ -591,3 +592,13 @@ def test_the_json_answers_have_exactly_the_documented_keys(
     assert list(answer("graph", "related", rid)) == keys["Related result"]
     assert list(answer("graph", "blockers")) == keys["Blockers result"]
     assert list(answer("graph", "diff", "1d")) == keys["Graph diff result"]
+
+
+def test_graph_search_by_recent_updates(store_path: Path, project: Path) -> None:
+    store, _ = history(store_path, project)
+    five = ids_by_path(store)["docs/tasks/task-5.md"]  # the only file changed at step 3
+    recent = store.graph.search("task", days=5, now=moment(3) + timedelta(days=1), mode="keyword")
+    assert [h["id"] for h in recent.hits] == [five]
+    assert len(store.graph.search("task", days=60, now=moment(3), mode="keyword").hits) == 10
+    with pytest.raises(UsageError, match="give a positive number of days"):
+        store.graph.search("task", days=0)
