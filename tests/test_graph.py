@@ -602,3 +602,24 @@ def test_graph_search_by_recent_updates(store_path: Path, project: Path) -> None
     assert len(store.graph.search("task", days=60, now=moment(3), mode="keyword").hits) == 10
     with pytest.raises(UsageError, match="give a positive number of days"):
         store.graph.search("task", days=0)
+
+
+def test_two_indexers_of_the_same_new_file_at_once_leave_one_entity(
+    store_path: Path, project: Path
+) -> None:
+    """Two detached indexers (two hooks of one write, or of two sessions) race: both land,
+    one after the other under the write lock, and the file is one entity."""
+    import subprocess
+    import sys
+
+    path = project / "docs" / "tasks" / "race.md"
+    path.write_text("---\ntype: task\nstatus: todo\n---\n# Race\n")
+    env = {**os.environ}
+    args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(store_path), str(project)]
+    runs = [subprocess.Popen([*args, f"agent-{n}", str(path)], env=env) for n in range(2)]
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    assert_clean(store_path)
+    store = Store.open(store_path)
+    found = [r for r in store.records() if r.type == "entity"]
+    assert [r.extra["path"] for r in found] == ["docs/tasks/race.md"]
+    assert found[0].id == entity_id(PROJECT, "task", "race")
