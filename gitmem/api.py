@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gitmem.capture.distill import DistillReport
     from gitmem.capture.trace import Trace
     from gitmem.coord.coord import Coord
+    from gitmem.graph.view import GraphView
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -49,6 +50,7 @@ class Store(CoreStore):
     _model_problem: str | None = None
     _index: Index | None = None
     _travel: TimeTravel | None = None
+    _graph: GraphView | None = None
     model_cache: Path | None = None  # where hub models are cached; None: ~/.cache/huggingface/hub
 
     def model(self) -> ModelRef | None:
@@ -248,3 +250,14 @@ class Store(CoreStore):
         from gitmem.coord.coord import Coord
 
         return Coord(self, agent, device)
+
+    # --- the work graph (docs/graph.md) --------------------------------------------------------
+
+    @property
+    def graph(self) -> GraphView:
+        """Entities from watched Markdown files, their edges and the graph's queries."""
+        if self._graph is None:
+            from gitmem.graph.view import GraphView
+
+            self._graph = GraphView(self, self.recall, self.time_travel)
+        return self._graph

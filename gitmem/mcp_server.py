@@ -1,7 +1,8 @@
 """`gitmem mcp`: the store as an MCP server over stdio (the `mcp` SDK is imported only here).
 
 Tools: recall, read, record, supersede, forget, history, diff, context, trace, distill;
-recall, read and history take `as_of` (the memory as it stood then). Coordination
+recall, read and history take `as_of` (the memory as it stood then). The work graph
+(docs/graph.md): graph_search, graph_related, graph_blockers, graph_diff. Coordination
 (docs/coord.md): send, inbox, reply, ack, task_start, task_transition, tasks, task_current,
 log, sessions, heartbeat, agents, handoff. Resource: `gitmem://context`, the block
 SessionStart injects. Every tool answers with the same JSON as the matching `gitmem ... --json`
@@ -182,6 +183,40 @@ def build_server(
         return distill_json(
             _answer(lambda: store.distill(env, session, force=force, dry_run=dry_run))
         )
+
+    # --- the work graph (issue 19; docs/graph.md): the answers of `gitmem graph ... --json`
+
+    @server.tool()
+    def graph_search(
+        query: str, types: list[str] | None = None, days: float | None = None, limit: int = 10
+    ) -> dict[str, Any]:
+        """Search entities (plans, tasks, initiatives from watched Markdown files) only, by
+        meaning first. `types`: entity types; `days`: updated within that many days."""
+        graph = store.graph
+        return _answer(
+            lambda: graph.search(query, types=types or (), days=days, limit=limit)
+        ).to_dict()
+
+    @server.tool()
+    def graph_related(
+        id: str, depth: int = 1, rel_types: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Entities (and records) within `depth` (1-3) edges of an entity, both directions.
+        Relations: parent, blocked_by, depends_on, links_to."""
+        graph = store.graph
+        return _answer(lambda: graph.related(id, depth, rel_types or ())).to_dict()
+
+    @server.tool()
+    def graph_blockers(stale_days: float = 0) -> dict[str, Any]:
+        """Blocked or waiting entities not updated for `stale_days` days, each with its chain
+        of blockers and how long it has been blocked."""
+        return _answer(lambda: store.graph.blockers(stale_days)).to_dict()
+
+    @server.tool()
+    def graph_diff(start: str, end: str | None = None) -> dict[str, Any]:
+        """How the work graph moved between two moments or commits: new entities, status
+        changes, newly blocked, completed, removed."""
+        return _answer(lambda: store.graph.diff(start, end)).to_dict()
 
     @server.resource("gitmem://context", name="context", mime_type="text/markdown")
     def context_resource() -> str:

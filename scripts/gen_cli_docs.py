@@ -447,6 +447,113 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ("problem", "string or null", "Why there are no messages (no provenance, no archive)."),
         ],
     ),
+    # --- the work graph (issue 19; docs/graph.md) ---
+    (
+        "Entity index result",
+        "`entity index-file` and `entity index-all` with `--json`",
+        "One object.",
+        [
+            ("commit", "string or null", "The commit made; `null` when nothing changed."),
+            ("new", "number", "Files that became new entities."),
+            ("updated", "number", "Entities updated in place (same id)."),
+            ("unchanged", "number", "Files skipped because their content hash is unchanged."),
+            ("skipped", "number", "Files that cannot be entities (see `files`)."),
+            (
+                "files",
+                "array of object",
+                "Per file: `path` (relative to the project root), `action` (`new`, "
+                "`updated`, `unchanged`, `skipped`), `id`, `note` (why it was skipped, or "
+                "what was wrong with frontmatter that still indexed).",
+            ),
+            (
+                "dangling",
+                "array of object",
+                "Edges of the indexed entities that name no entity or record: `source`, "
+                '`rel`, `key`, `target` (`""`).',
+            ),
+        ],
+    ),
+    (
+        "Reconcile result",
+        "`entity reconcile --json`",
+        "One object.",
+        [
+            ("forgotten", "array of object", "Entities whose file is gone: `id`, `path`, `title`."),
+            (
+                "retired_documents",
+                "array of object",
+                "The old indexer's `document` references forgotten: `id`, `path`.",
+            ),
+            ("dangling", "array of object", "Dangling edges, as in the index result."),
+            ("pruned", "boolean", "Whether `--prune` took them out of the records."),
+            ("commits", "array of string", "The commits made, in order."),
+        ],
+    ),
+    (
+        "Graph search result",
+        "`graph search --json`",
+        "One object.",
+        [
+            ("query", "string", "The query as given."),
+            (
+                "hits",
+                "array of object",
+                "Best first: an entity summary (`id`, `type`, `title`, `state`, `path`, "
+                "`project`, `updated`) and `score`.",
+            ),
+            ("notices", "array of string", "E.g. that semantic search is off."),
+        ],
+    ),
+    (
+        "Related result",
+        "`graph related --json`",
+        "One object.",
+        [
+            ("entity", "object", "The start: an entity summary (as in a search hit)."),
+            (
+                "related",
+                "array of object",
+                "Breadth first: an entity summary (or `id`, `type`, `title` of a plain record), "
+                "`kind` (`entity` or `record`), `depth`, `rel`, `direction` (`out`: the "
+                "previous one names it; `in`: it names the previous one), `via`.",
+            ),
+            ("dangling", "array of object", "The start's dangling edges."),
+        ],
+    ),
+    (
+        "Blockers result",
+        "`graph blockers --json`",
+        "One object.",
+        [
+            ("now", "string", "The time the durations are measured to."),
+            ("stale_days", "number", "The `--stale-days` asked for."),
+            (
+                "blockers",
+                "array of object",
+                "Longest blocked first: an entity summary, `blocked_since` (UTC, or null), "
+                "`blocked_days`, `chain` (each: `key`, `id`, `title`, `state`, `depth`, "
+                "`cycle`).",
+            ),
+        ],
+    ),
+    (
+        "Graph diff result",
+        "`graph diff --json`",
+        "One object; each list holds `id`, `type`, `title`, `path`, `state`, in id order.",
+        [
+            ("from", "object", "`time` and `commit` of FROM."),
+            ("to", "object", "`time` and `commit` of TO."),
+            ("new", "array of object", "Entities at TO that FROM did not have."),
+            ("removed", "array of object", "Entities at FROM that TO does not have."),
+            ("status_changes", "array of object", "State changed; with `old_state`."),
+            (
+                "newly_blocked",
+                "array of object",
+                "Blocked at TO and not at FROM; with `blocked_by`.",
+            ),
+            ("completed", "array of object", "Finished at TO (done, closed, ...) and not at FROM."),
+        ],
+    ),
 ]
 
 

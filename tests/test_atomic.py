@@ -366,22 +366,6 @@ def _hook_settings_cache(tmp_path: Path) -> tuple[Path, str, str]:
     return tmp_path, "hooks.json", code
 
 
-def _entities(tmp_path: Path) -> tuple[Path, str, str]:
-    store = _store(tmp_path)
-    cache = store / ".gitmem"
-    cache.mkdir(exist_ok=True)
-    old = json.dumps({f"p:{i}.md": {"sha": "0" * 64, "id": "x"} for i in range(BIG // 64)})
-    (cache / "documents.json").write_text(old)
-    (tmp_path / "doc.md").write_text("# Design\n\n## Storage\n")
-    code = f"""
-    from pathlib import Path
-    from gitmem.agents.entities import index_document
-    from gitmem.store.store import Store
-    index_document(Store.open(Path(D).parent), Path({str(tmp_path / "doc.md")!r}), "doc.md")
-    """
-    return cache, "documents.json", code
-
-
 def _publish(tmp_path: Path) -> tuple[Path, str, str]:
     store = _store(tmp_path)
     twins = {f"{i:040x}": f"{i + 1:040x}" for i in range(BIG // 80)}
@@ -407,7 +391,6 @@ def _publish(tmp_path: Path) -> tuple[Path, str, str]:
         _vectors,
         _worktree,
         _hook_settings_cache,
-        _entities,
         _publish,
     ],
     ids=lambda case: case.__name__.strip("_"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_clean, git, snapshot
+from hookkit import make_project
 
 TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
 
@@ -338,9 +339,17 @@ def _process(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_handoff_gathers_what_a_new_session_needs_the_same_on_both_paths(  # type: ignore[no-untyped-def]
-    gm, who, store_path: Path
+    gm, who, store_path: Path, tmp_path: Path
 ) -> None:
     who("alice")
+    project = make_project(tmp_path / "work")
+    (project / "docs").mkdir()
+    (project / "docs" / "deploy.md").write_text(
+        "---\ntype: task\nstatus: blocked\nblocked_by: [certs]\n---\n# Deploy v2\n"
+    )
+    (project / "docs" / "certs.md").write_text("---\ntype: task\nstatus: todo\n---\n# Certs\n")
+    indexed = out_json(gm("entity", "index-all", "--project-dir", str(project), "--json"))
+    assert indexed["new"] == 2, indexed
     out_json(gm("send", "bob", "handoff", "The webhook migration is yours now", "--json"))
     out_json(gm("send", "bob", "info", "Old news", "--json"))
     task = out_json(gm("task", "start", "Migrate webhooks to v2", "--json"))
@@ -363,7 +372,10 @@ def test_handoff_gathers_what_a_new_session_needs_the_same_on_both_paths(  # typ
         k: v for k, v in full.items() if k not in ("since", "until")
     }
     assert full["agent"] == "bob" and full["device"] == "laptop" and full["hours"] == 2.0
-    assert full["entities_updated"] == [] and full["blockers"] == []  # the graph's, after merge
+    # The work graph's part (gitmem.graph.handoff): both entities, the one blocked and by what.
+    assert sorted(e["title"] for e in full["entities_updated"]) == ["Certs", "Deploy v2"]
+    (blocked,) = full["blockers"]
+    assert blocked["title"] == "Deploy v2" and [c["title"] for c in blocked["chain"]] == ["Certs"]
     assert [m["subject"] for m in full["messages"]] == ["The webhook migration is yours now"]
     assert [t["id"] for t in full["tasks"]] == [task["id"]]  # open ones only
     assert [d["title"] for d in full["decisions"]] == ["Webhooks on v2"]
@@ -380,6 +392,8 @@ def test_handoff_gathers_what_a_new_session_needs_the_same_on_both_paths(  # typ
         in text.out
     )
     assert "## Tasks in progress\n\n- [active] Migrate webhooks to v2 (alice, " in text.out
+    assert f"## Active blockers\n\n- Deploy v2 ({blocked['id']}) [blocked] blocked" in text.out
+    assert " by Certs\n" in text.out
 
 
 @pytest.mark.parametrize(
@@ -421,16 +435,24 @@ def test_a_session_start_hook_is_a_heartbeat_and_commits_nothing(  # type: ignor
     assert seen["project"] == "github.com/acme/widget"
 
 
-def test_a_store_made_before_these_types_says_how_to_add_them(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_store_made_before_these_types_gets_them_on_first_use(gm, who, store_path: Path) -> None:  # type: ignore[no-untyped-def]
     git(store_path, "rm", "-q", "schemas/message.toml", "schemas/task.toml")
     git(store_path, "commit", "-q", "-m", "an old store")
     who("alice")
-    before = snapshot(store_path)
+    head = git(store_path, "rev-parse", "HEAD").strip()
     for args in (("send", "bob", "info", "hi"), ("task", "start", "Something")):
         result = gm(*args)
-        assert result.code == 1 and "copy store-template/schemas/" in result.err, result.err
-    assert snapshot(store_path) == before
+        assert result.code == 0, result.err
+    subjects = git(store_path, "log", "--format=%s", f"{head}..HEAD").splitlines()[::-1]
+    assert subjects[0] == "schema: add message" and subjects[2] == "schema: add task"
+    assert len(subjects) == 4  # each schema once, then the write
+    assert (store_path / "schemas" / "task.toml").read_text() == (
+        Path(__file__).resolve().parents[1] / "store-template" / "schemas" / "task.toml"
+    ).read_text()
+    assert gm("send", "bob", "info", "again").code == 0
+    assert len(git(store_path, "log", "--format=%s", f"{head}..HEAD").splitlines()) == 5
     assert gm("validate").code == 0
+    assert_clean(store_path)
 
 
 def test_session_start_adds_the_handoff_when_asked_within_its_budget(  # type: ignore[no-untyped-def]

@@ -208,14 +208,17 @@ def test_a_markdown_write_under_a_watched_dir_is_indexed(store_path: Path, proje
     head = git(store_path, "rev-parse", "HEAD")
     (project / "docs").mkdir()
     (project / "docs" / "design.md").write_text(
+        "---\ntype: plan\nstatus: active\nblocked_by: [storage-review]\n---\n"
         "# Design\n\nHow the widget stores state.\n## Storage\n"
     )
     run = run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
     assert (run.code, run.out) == (0, "")
-    refs = [r for r in Store.open(store_path).records() if r.type == "reference"]
-    assert len(refs) == 1
-    assert refs[0].extra == {"kind": "docs", "url": "docs/design.md"}
-    assert "project:github.com/acme/widget" in refs[0].tags and "- Storage" in refs[0].body
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert len(found) == 1
+    assert found[0].extra["path"] == "docs/design.md"
+    assert found[0].extra["entity_type"] == "plan"
+    assert found[0].extra["blocked_by"] == ("storage-review",)
+    assert "project:github.com/acme/widget" in found[0].tags and "## Storage" in found[0].body
     assert git(store_path, "rev-list", "--count", f"{head.strip()}..HEAD").strip() == "1"
     # The same content again: no new commit.
     run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
@@ -223,13 +226,50 @@ def test_a_markdown_write_under_a_watched_dir_is_indexed(store_path: Path, proje
     assert_clean(store_path)
 
 
+def test_a_watched_file_that_cannot_be_an_entity_is_logged_not_written(
+    store_path: Path, project: Path
+) -> None:
+    head = git(store_path, "rev-parse", "HEAD")
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("---\na: &x [1]\nb: *x\n---\n# Bomb\n")
+    run = run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
+    assert (run.code, run.out) == (0, "")
+    assert git(store_path, "rev-parse", "HEAD") == head
+    assert "docs/design.md not indexed: frontmatter: a YAML anchor" in log_text(store_path)
+
+
+def test_a_watched_write_is_indexed_after_the_hook_answers(store_path: Path, project: Path) -> None:
+    """With background indexing on (the default), the hook process only starts the indexer:
+    it loads no pygit2 and makes no commit itself; the detached child commits soon after."""
+    head = git(store_path, "rev-parse", "HEAD")
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("---\ntype: plan\n---\n# Design\n\nState.\n")
+    done = hook_process(
+        "post-tool-use",
+        payload("claude-code/post_tool_use_write", project),
+        store_path,
+        env={"GITMEM_BACKGROUND_INDEX": "on", "GITMEM_HOOK_DEBUG_MODULES": "1"},
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "post-tool-use: heavy modules loaded: none" in log_text(store_path)
+    for _ in range(600):  # the child's own start, pygit2 and the commit: a few seconds at most
+        if git(store_path, "rev-parse", "HEAD") != head:
+            break
+        time.sleep(0.05)
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert [(r.extra["path"], r.extra["entity_type"]) for r in found] == [
+        ("docs/design.md", "plan")
+    ]
+    assert_clean(store_path)
+
+
 def test_codex_apply_patch_markdown_is_indexed(store_path: Path, project: Path) -> None:
     (project / "docs").mkdir()
     (project / "docs" / "design.md").write_text("# Design\n\nHow the widget stores state.\n")
     run_hook("post-tool-use", payload("codex/post_tool_use_apply_patch", project), store_path)
-    refs = [r for r in Store.open(store_path).records() if r.type == "reference"]
-    assert [r.extra["url"] for r in refs] == ["docs/design.md"]
-    assert refs[0].agent == "codex"
+    found = [r for r in Store.open(store_path).records() if r.type == "entity"]
+    assert [r.extra["path"] for r in found] == ["docs/design.md"]
+    assert found[0].agent == "codex" and found[0].extra["entity_type"] == "document"
 
 
 def test_a_code_edit_is_only_noted_for_the_session(store_path: Path, project: Path) -> None:
@@ -607,3 +647,26 @@ def test_a_code_edit_is_noted_relative_to_the_project(
     run_hook("post-tool-use", json.dumps(data).encode(), store_path)
     files = store_path / ".gitmem" / "sessions" / "00893aaf-19fa-41d2-8238-13269b9b3ca0.files"
     assert (files.read_text() if files.exists() else None) == (noted and noted + "\n")
+
+
+def test_a_projects_own_watched_directories_replace_the_default(
+    store_path: Path, project: Path
+) -> None:
+    config = store_path / "config.toml"
+    config.write_text(
+        config.read_text()
+        + '\n[hooks.watch_projects]\n"github.com/acme/widget" = ["plans"]\n"other" = "x"\n'
+    )
+    (project / "docs").mkdir()
+    (project / "docs" / "design.md").write_text("# Design\n")
+    head = git(store_path, "rev-parse", "HEAD")
+    run_hook("PostToolUse", payload("claude-code/post_tool_use_write", project), store_path)
+    assert git(store_path, "rev-parse", "HEAD") == head  # docs/ is not this project's
+    (project / "plans").mkdir()
+    (project / "plans" / "q1.md").write_text("# Q1\n")
+    data = json.loads(payload("claude-code/post_tool_use_write", project))
+    data["tool_input"]["file_path"] = str(project / "plans" / "q1.md")
+    run_hook("PostToolUse", json.dumps(data).encode(), store_path)
+    found = [r.extra["path"] for r in Store.open(store_path).records() if r.type == "entity"]
+    assert found == ["plans/q1.md"]
+    assert "hooks.watch_projects.other must be a list" in log_text(store_path)

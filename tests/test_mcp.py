@@ -194,6 +194,11 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         # coordination (issue 19, docs/coord.md)
         *("send", "inbox", "reply", "ack", "task_start", "task_transition", "tasks"),
         *("task_current", "log", "sessions", "heartbeat", "agents", "handoff"),
+        # the work graph (tests/test_graph.py)
+        "graph_search",
+        "graph_related",
+        "graph_blockers",
+        "graph_diff",
     }
     assert hits["hits"][0]["id"] == ids["No Friday deploys"]
     assert f"[{ids['No Friday deploys']}]" in context

@@ -216,4 +216,4 @@ def test_a_type_whose_schema_was_removed_still_filters_its_records(
     assert result.code == 0 and len(json.loads(result.out)["hits"]) == 3
     assert Store.open(dated).recall("deploy freeze", filter=Filter(types=("fact",))).hits
     refused = gm("recall", "deploy freeze", "--type", "nosuch")
-    assert refused.code == 2 and "its types are context, decision, lesson" in refused.err
+    assert refused.code == 2 and "its types are context, decision, entity, lesson" in refused.err

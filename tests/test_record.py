@@ -254,13 +254,13 @@ def test_body_key_in_frontmatter_and_bom() -> None:
 @given(value=_line, items=st.lists(_line.filter(lambda s: s.strip() != ""), max_size=3))
 def test_fast_reader_agrees_with_yaml(value: str, items: list[str]) -> None:
     """Frontmatter as dump writes it reads the same with the fast reader and with PyYAML."""
-    from gitmem.store.recordfile import _fast_load, _load_yaml, split
+    from gitmem.store.recordfile import _fast_load, load_yaml, split
 
     record = sample(title=value.strip() or "t", fields={"note": value, "many": tuple(items)})
     front, _ = split(dump(record))
     fast = _fast_load(front)
     assert fast is not None
-    assert fast == _load_yaml(front)
+    assert fast == load_yaml(front)
 
 
 @pytest.mark.parametrize(

@@ -36,11 +36,13 @@ class HookSettings:
         "sync_timeout",
         "timeout",
         "watch",
+        "watch_projects",
     )
     context_bytes: Final[int]  # budget of the SessionStart block
     prompt_recall: Final[bool]  # UserPromptSubmit recall: off unless asked for
     prompt_bytes: Final[int]  # budget of the UserPromptSubmit block
     watch: Final[tuple[str, ...]]  # Markdown under these dirs goes to the indexer
+    watch_projects: Final[dict[str, tuple[str, ...]]]  # a project's own dirs instead (by id)
     disabled: Final[frozenset[str]]  # event names to ignore, as written (either spelling)
     sync_timeout: Final[float]  # seconds SessionStart gives `gitmem sync`
     timeout: Final[float]  # hard limit of any hook, seconds
@@ -61,6 +63,7 @@ class HookSettings:
         mirror_auto_memory: bool = True,
         archive_transcripts: bool = True,
         handoff_bytes: int = 0,
+        watch_projects: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.context_bytes = context_bytes
         self.prompt_recall = prompt_recall
@@ -72,6 +75,17 @@ class HookSettings:
         self.mirror_auto_memory = mirror_auto_memory
         self.archive_transcripts = archive_transcripts
         self.handoff_bytes = handoff_bytes
+        self.watch_projects = watch_projects or {}
+
+    def watched(self, project: str) -> tuple[str, ...]:
+        """The watched directories of `project` (an id, as gitmem.agents.project finds it):
+        its own list in `[hooks.watch_projects]`, else `watch`."""
+        return self.watch_projects.get(project, self.watch)
+
+    def any_watched(self) -> tuple[str, ...]:
+        """Every directory some project watches: what the hook's quick check looks under."""
+        every = [*self.watch, *(w for dirs in self.watch_projects.values() for w in dirs)]
+        return tuple(dict.fromkeys(every))
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
@@ -162,16 +176,29 @@ def _settings(raw: dict[str, object]) -> tuple[HookSettings, list[str]]:
     watch = pick("watch", list, list(base.watch))
     disabled = pick("disabled", list, [])
     assert isinstance(watch, list) and isinstance(disabled, list)
+    per_project = pick("watch_projects", dict, {})
+    assert isinstance(per_project, dict)
+    projects: dict[str, tuple[str, ...]] = {}
+    for name, dirs in per_project.items():
+        if not isinstance(dirs, list):
+            problems.append(f"config.toml: hooks.watch_projects.{name} must be a list; ignored")
+            continue
+        projects[str(name)] = _dirs(dirs)
     settings = HookSettings(
         context_bytes=int(positive("context_bytes", base.context_bytes)),
         prompt_recall=bool(pick("prompt_recall", bool, base.prompt_recall)),
         prompt_bytes=int(positive("prompt_bytes", base.prompt_bytes)),
-        watch=tuple(str(w).strip("/") for w in watch if str(w).strip("/")),
+        watch=_dirs(watch),
         disabled=frozenset(str(d) for d in disabled),
         sync_timeout=positive("sync_timeout", base.sync_timeout),
         timeout=positive("timeout", base.timeout),
         mirror_auto_memory=bool(pick("mirror_auto_memory", bool, base.mirror_auto_memory)),
         archive_transcripts=bool(pick("archive_transcripts", bool, base.archive_transcripts)),
         handoff_bytes=handoff,
+        watch_projects=projects,
     )
     return settings, problems
+
+
+def _dirs(values: list[object]) -> tuple[str, ...]:
+    return tuple(str(w).strip("/") for w in values if str(w).strip("/"))

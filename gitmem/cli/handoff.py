@@ -1,11 +1,7 @@
-"""`gitmem graph handoff`: what a new session needs to pick up the work (docs/coord.md).
+"""`gitmem graph handoff`: what a new session needs to pick up the work (docs/coord.md), on
+the work graph's `graph` group (gitmem.cli.graph).
 
-The `graph` group is created here because the work graph's commands (gitmem.cli.graph, the
-graph wing's) are on another branch. MERGE POINT (issue 19): once both land, drop the two
-lines that make `graph_app` below and import the graph wing's group instead
-(`from gitmem.cli.graph import graph_app`), and import this module after it in cli/main.py.
-
-Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports this module.
+gitmem.cli.main imports this module after gitmem.cli.graph.
 No `from __future__ import annotations` here, as in gitmem.cli.app.
 """
 
@@ -14,14 +10,12 @@ from typing import Annotated
 import typer
 
 from gitmem.cli import display
-from gitmem.cli.app import JsonOpt, StoreOpt, app
+from gitmem.cli.app import JsonOpt, StoreOpt
 from gitmem.cli.coord import AgentOpt, coord_for
+from gitmem.cli.graph import graph_app
 from gitmem.coord.handoff import render
 
-__all__ = ["graph_app", "handoff"]
-
-graph_app = typer.Typer(help="The work graph: entities, blockers, handoff.", no_args_is_help=True)
-app.add_typer(graph_app, name="graph")
+__all__ = ["handoff"]
 
 
 @graph_app.command("handoff")

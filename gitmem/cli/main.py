@@ -17,7 +17,8 @@ from gitmem.cli.app import app
 # isort: off
 from gitmem.cli import writes, reads, checks, search, agents, remote, travel, purge  # noqa: F401
 from gitmem.cli import capture, insight  # noqa: F401
-from gitmem.cli import coord, tasks, handoff  # noqa: F401
+from gitmem.cli import graph  # noqa: F401  (issue 19: entity, graph)
+from gitmem.cli import coord, tasks, handoff  # noqa: F401  (handoff joins graph's group)
 
 # isort: on
 from gitmem.errors import (

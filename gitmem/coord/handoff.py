@@ -28,14 +28,12 @@ GRAPH_KEYS = ("entities_updated", "blockers")
 LIST_MAX = 20  # entries of each part: a handoff is read, not searched
 
 
-def graph_part(store: Store, since: datetime) -> dict[str, Any]:
-    """The work graph's part of the handoff: entities updated since `since`, active blockers.
+def graph_part(store: Store, since: datetime, now: datetime) -> dict[str, Any]:
+    """The work graph's part of the handoff: entities updated since `since`, the blockers at
+    `now` (gitmem.graph.handoff; coord sits above graph in LAYERS)."""
+    from gitmem.graph.handoff import graph_part as part
 
-    MERGE POINT (issue 19): the graph wing provides `gitmem.graph.handoff.graph_part(store,
-    since) -> dict` with these two keys on its own branch. Once both branches land, replace
-    this body with `from gitmem.graph.handoff import graph_part as part; return part(store,
-    since)` (coord sits above graph in LAYERS, so the import is allowed)."""
-    return {key: [] for key in GRAPH_KEYS}
+    return part(store, since, now=now)
 
 
 def handoff(
@@ -56,7 +54,7 @@ def handoff(
     unread = messages.inbox(store, me, unread=True, mark=False)
     open_tasks = tasks.list_tasks(store)
     seen = [p for p in presence.agents(store, device) if p.last >= since]
-    part = graph_part(store, since)
+    part = graph_part(store, since, moment)
     return {
         "agent": me,
         "device": device,
@@ -74,20 +72,45 @@ def handoff(
     }
 
 
-def _entry_line(entry: dict[str, Any]) -> str:
-    if "state" in entry:  # a task
-        note = f" — {entry['note']}" if entry["note"] else ""
-        return f"- [{entry['state']}] {entry['title']} ({entry['owner']}, {entry['id']}){note}"
-    if "from" in entry:  # a message
-        return (
-            f"- {entry['priority']} {entry['type']} from {entry['from']}: {entry['subject']} "
-            f"({entry['id']})"
-        )
-    if "last_seen" in entry:  # an agent
-        now = "active" if entry["active"] else f"last seen {entry['last_seen']}"
-        return f"- {entry['agent']} on {entry['device']}: {now}"
+def _task_line(entry: dict[str, Any]) -> str:
+    note = f" — {entry['note']}" if entry["note"] else ""
+    return f"- [{entry['state']}] {entry['title']} ({entry['owner']}, {entry['id']}){note}"
+
+
+def _message_line(entry: dict[str, Any]) -> str:
+    return (
+        f"- {entry['priority']} {entry['type']} from {entry['from']}: {entry['subject']} "
+        f"({entry['id']})"
+    )
+
+
+def _agent_line(entry: dict[str, Any]) -> str:
+    now = "active" if entry["active"] else f"last seen {entry['last_seen']}"
+    return f"- {entry['agent']} on {entry['device']}: {now}"
+
+
+def _blocker_line(entry: dict[str, Any]) -> str:
+    """An entity of `gitmem graph blockers --json`: how long, and the first links of its chain."""
+    days = entry.get("blocked_days")
+    since = f" for {days:g} days" if days is not None else ""
+    chain = [link.get("title") or link.get("key", "") for link in entry.get("chain", [])[:3]]
+    by = f" by {' ← '.join(chain)}" if chain else ""
+    return f"- {entry['title']} ({entry['id']}) [{entry.get('state', '')}] blocked{since}{by}"
+
+
+def _dated_line(entry: dict[str, Any]) -> str:
+    """A decision, a session or an entity: when, what, its id."""
     title = entry.get("title") or entry.get("id", "")
-    return f"- {entry.get('updated', '')[:16]} {title} ({entry.get('id', '')})"
+    state = f" [{entry['state']}]" if entry.get("state") else ""
+    return f"- {(entry.get('updated') or '')[:16]} {title}{state} ({entry.get('id', '')})"
+
+
+_LINES = {
+    "messages": _message_line,
+    "tasks": _task_line,
+    "blockers": _blocker_line,
+    "agents": _agent_line,
+}
 
 
 _HEADINGS = (
@@ -119,7 +142,8 @@ def render(
     for key, heading in _HEADINGS:
         entries = data.get(key) or []
         if entries and key in parts:
-            lines += ["", f"## {heading}", ""] + [_entry_line(e) for e in entries]
+            show = _LINES.get(key, _dated_line)
+            lines += ["", f"## {heading}", ""] + [show(e) for e in entries]
     if len(lines) == 1:
         if not empty:
             return ""

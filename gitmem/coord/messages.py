@@ -107,7 +107,7 @@ def send(
         raise UsageError(f'unknown priority "{priority}" — use one of {", ".join(PRIORITIES)}')
     if not body.strip():
         raise UsageError("a message needs a body: say what you want the recipient to know")
-    need_schema(store, TYPE)
+    need_schema(store, TYPE, sender)
     if thread:
         thread = _thread_of(fetch(store, thread, TYPE, "message", _LISTING))
     fields = {"to": recipient, "kind": kind, "priority": priority}

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from gitmem.errors import GitmemError, NotFound, RecordInvalid
+from gitmem.errors import NotFound, RecordInvalid
 from gitmem.store.reader import RECORDS_DIR, Reader
 from gitmem.store.record import Record
 from gitmem.store.recordfile import parse
+
+if TYPE_CHECKING:
+    from gitmem.store.store import Store
 
 __all__ = [
     "Keep",
@@ -134,11 +138,8 @@ def fetch(store: Reader, id_or_prefix: str, type_: str, noun: str, listing: str)
     return record
 
 
-def need_schema(store: Reader, type_: str) -> None:
-    """Refuse, before anything is written, in a store made before `type_` records shipped."""
+def need_schema(store: Store, type_: str, agent: str) -> None:
+    """A store made before `type_` records shipped gets the shipped schema first, in its own
+    commit (Store.add_shipped_schema, as the work graph's `entity` does): no flag day."""
     if type_ not in store.schemas:
-        raise GitmemError(
-            f"this store has no schemas/{type_}.toml (it was made before gitmem shipped "
-            f"{type_} records) — copy store-template/schemas/{type_}.toml from gitmem into "
-            f"{store.root / 'schemas'} and commit it (docs/coord.md)"
-        )
+        store.add_shipped_schema(type_, agent=agent)

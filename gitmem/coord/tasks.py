@@ -79,7 +79,7 @@ def start(
     """A new task, active, held by `me` (one commit)."""
     if not title.strip():
         raise UsageError("a task needs a title: say what the work is, in one line")
-    need_schema(store, TYPE)
+    need_schema(store, TYPE, me)
     moment = now or utc_now()
     description = body.strip()
     text = (description + "\n\n" if description else "") + LOG_HEADING + "\n\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -234,21 +234,53 @@ def post_tool_use(hook: Hook) -> str:
     cwd = hook.cwd
     relative = notes.project_paths(str(cwd), paths)
     notes.note_files(hook.cache, hook.session, [r for r in relative if r])
+    watch = hook.settings.watched(_project(hook))
     watched = [
         (cwd / p if not Path(p).is_absolute() else Path(p), r)
         for p, r in zip(paths, relative, strict=True)
-        if notes.watched_markdown(r, hook.settings.watch)
+        if notes.watched_markdown(r, watch)
     ]
     if not watched:
         return ""
-    from gitmem.agents.entities import index_document
+    files = [path for path, _ in watched]
+    if _in_background(hook.env) and _index_later(hook.root, cwd, hook.host, files, hook.env):
+        return ""
+    from gitmem.agents.entities import index_written
     from gitmem.store.store import Store
 
-    store = Store.open(hook.root)
-    project = _project(hook)
-    for path, rel in watched:
-        index_document(store, path, rel, project=project, agent=hook.host)
+    report = index_written(
+        Store.open(hook.root),
+        cwd,
+        files,
+        hook.settings,
+        agent=hook.host,
+    )
+    for skipped in (f for f in report.files if f.action == "skipped"):
+        hook.log(f"{skipped.path} not indexed: {skipped.note}")
     return ""
+
+
+def _in_background(env: Mapping[str, str]) -> bool:
+    return env.get("GITMEM_BACKGROUND_INDEX", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def _index_later(
+    root: Path, cwd: Path, agent: str, paths: Sequence[Path], env: Mapping[str, str]
+) -> bool:
+    """Start the detached indexer (gitmem.hooks.indexlater); False when it could not start
+    (the hook indexes in its own process then)."""
+    try:
+        quiet = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(root), str(cwd), agent]
+        args += [str(p) for p in paths]
+        os.posix_spawn(sys.executable, args, dict(env), file_actions=quiet, setsid=True)
+    except Exception:
+        return False
+    return True
 
 
 def session_record(hook: Hook) -> str:

@@ -195,7 +195,7 @@ def _noted(
 
     cwd = str(payload.get("cwd") or env.get("PWD") or ".")  # as Hook.cwd and Hook.session
     relative = notes.project_paths(cwd, written)
-    if any(notes.watched_markdown(r, settings.watch) for r in relative):
+    if any(notes.watched_markdown(r, settings.any_watched()) for r in relative):
         return False
     session = str(payload.get("session_id") or "unknown")
     notes.note_files(os.path.join(root, ".gitmem"), session, [r for r in relative if r])

@@ -15,7 +15,7 @@ from typing import Any
 from gitmem.errors import RecordInvalid
 from gitmem.store.record import Record, format_time, from_mapping
 
-__all__ = ["dump", "parse", "split"]
+__all__ = ["MAX_DEPTH", "dump", "load_yaml", "parse", "split"]
 
 
 # --- YAML emission ---------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def parse(text: str) -> Record:
     try:
         data = _fast_load(front)
         if data is None:
-            data = _load_yaml(front)
+            data = load_yaml(front)
     except ValueError as exc:
         raise RecordInvalid(f"frontmatter is not valid YAML: {exc}".replace("\n", " ")) from exc
     if not isinstance(data, dict):
@@ -252,10 +252,14 @@ def _fast_list(raw: str) -> list[str] | None:
         rest = rest[2:]
 
 
-def _load_yaml(text: str) -> Any:
-    """YAML with every scalar left as text. PyYAML loads on first use: writing a record (our
-    own emitter) never needs it, and the import costs a command ~25 ms. libyaml's parser is
-    used when present (10x faster); both read our canonical output identically."""
+def load_yaml(text: str) -> Any:
+    """YAML with every scalar left as text, anchors, aliases and deep nesting refused
+    (RecordInvalid; other bad YAML is ValueError): record frontmatter, and the work graph's
+    entity files (gitmem.graph.frontmatter), whose bombs are refused the same way.
+
+    PyYAML loads on first use: writing a record (our own emitter) never needs it, and the
+    import costs a command ~25 ms. libyaml's parser is used when present (10x faster); both
+    read our canonical output identically."""
     import yaml
 
     try:

@@ -1,9 +1,9 @@
 """A memory store: a git repository of records, where every write is exactly one commit.
 
 `Store.open(path)` gives reads (get, records, history, export) and writes (record, supersede,
-forget, amend, replace_text, import_records, write_batch, commit_pending). Every write
-validates first, runs the secret guard, then commits under the store's write lock; refused
-input raises before anything is written.
+forget, amend, replace_text, import_records, write_batch, commit_pending,
+add_shipped_schema). Every write validates first, runs the secret guard, then commits under
+the store's write lock; refused input raises before anything is written.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 from gitmem.atomic import TEMP_PREFIX
 from gitmem.errors import GitmemError, RecordInvalid, UsageError
-from gitmem.store import writes
+from gitmem.store import schema, writes
 from gitmem.store.config import Config, load_config, template_files
 from gitmem.store.git import GitRepo
 from gitmem.store.gitfiles import pack_loose_objects
@@ -350,6 +350,20 @@ class Store(Reader):
         text = writes.message("edit", "", subject, "", agent, trailers, raw_subject=True)
         commit = self._commit(files, text, agent, self.repo.head(), check_dirty=False)
         return WriteResult(commit, records, "edit")
+
+    @_exclusively
+    def add_shipped_schema(self, type_: str, *, agent: str = "") -> str | None:
+        """Add the shipped `schemas/<type>.toml` to a store made before that type shipped (one
+        commit; None when the store has it). The work graph's `entity` type (issue 19)."""
+        path = f"schemas/{type_}.toml"
+        if (self.root / path).exists() or type_ in self.schemas:
+            return None
+        data = template_files()[path]
+        agent = agent.strip() or self.default_agent()
+        text = writes.message("schema", "", f"schema: add {type_}", "", agent, raw_subject=True)
+        commit = self._commit({path: data}, text, agent, self.repo.head())
+        self.schemas = schema.load_schemas(self.root / "schemas")
+        return commit
 
     # --- write machinery ---------------------------------------------------------------------
 

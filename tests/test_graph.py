@@ -1,0 +1,625 @@
+"""The work graph (issue 19): entities from watched Markdown files, their edges, reconcile, and
+the graph's queries, through the Python API, the CLI as a user runs it, and the MCP server, on
+real repositories (tests/graphfixture.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import assert_clean, git, snapshot
+from graphfixture import MALFORMED, PROJECT, advance, moment, write_project
+
+from gitmem.agents.settings import hook_settings
+from gitmem.api import Store
+from gitmem.errors import UsageError
+from gitmem.graph.entity import entity_id
+from gitmem.graph.indexer import Watched
+
+WATCH = ("docs", "notes")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "work")
+
+
+def where(project: Path) -> Watched:
+    return Watched(project, PROJECT, WATCH)
+
+
+def ids_by_path(store: Store) -> dict[str, str]:
+    return {e.path: e.id for e in store.graph.graph().entities.values()}
+
+
+def commits(store_path: Path) -> int:
+    return int(git(store_path, "rev-list", "--count", "HEAD").strip())
+
+
+def history(store_path: Path, project: Path) -> tuple[Store, list[str]]:
+    """The fixture indexed at step 0, then after each status change: four commits."""
+    store = Store.open(store_path)
+    heads = []
+    for step in range(4):
+        if step:
+            advance(project, step)
+        done = store.graph.index_all(where(project), now=moment(step))
+        assert done.report.commit is not None
+        heads.append(store.head() or "")
+    return store, heads
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+
+def test_index_all_makes_every_file_an_entity_in_one_commit(
+    store_path: Path, project: Path
+) -> None:
+    store = Store.open(store_path)
+    before = commits(store_path)
+    done = store.graph.index_all(where(project), now=moment(0))
+    report = done.report
+    assert len(report.files) == 54
+    assert report.count("new") == 54 and report.count("skipped") == 0
+    assert commits(store_path) == before + 1
+    assert_clean(store_path)
+    notes = {f.path.rsplit("/", 1)[1]: f.note for f in report.files if f.note}
+    assert set(notes) == set(MALFORMED), notes  # each malformed kind reported, still indexed
+    assert "not valid YAML" in notes["bad-yaml.md"]
+    assert "not valid TOML" in notes["bad-toml.md"]
+    assert "not valid JSON" in notes["bad-json.md"]
+    assert "never closed" in notes["unclosed.md"]
+    assert "not a mapping" in notes["not-a-mapping.md"]
+    assert "title" in notes["nested.md"]
+    assert {(e.key, e.rel) for e in done.dangling} == {
+        ("ghost-task", "blocked_by"),
+        ("nowhere-page", "links_to"),
+    }
+    graph = store.graph.graph()
+    task2 = graph.entities[ids_by_path(store)["docs/tasks/task-2.md"]]  # JSON frontmatter
+    assert (task2.type, task2.state, task2.parent, task2.depends_on, task2.format) == (
+        "task",
+        "todo",
+        "platform-health",
+        ("task-1",),
+        "json",
+    )
+    task5 = graph.entities[ids_by_path(store)["docs/tasks/task-5.md"]]  # TOML
+    assert (task5.format, task5.depends_on, task5.links_to) == (
+        "toml",
+        ("task-4",),
+        ("platform-health",),
+    )
+    task3 = graph.entities[ids_by_path(store)["docs/tasks/task-3.md"]]  # none: a document
+    assert (task3.format, task3.type, task3.key) == ("none", "document", "task-3")
+
+
+def test_an_entity_id_is_stable_and_reindexing_updates_in_place(
+    store_path: Path, project: Path
+) -> None:
+    store = Store.open(store_path)
+    store.graph.index_all(where(project), now=moment(0))
+    first = ids_by_path(store)
+    assert first["docs/tasks/task-4.md"] == entity_id(PROJECT, "task", "task-4")
+    before = commits(store_path)
+    again = store.graph.index_all(where(project))
+    assert again.report.commit is None and again.report.count("unchanged") == 54
+    assert commits(store_path) == before
+    advance(project, 1)
+    step = store.graph.index_all(where(project), now=moment(1))
+    assert {f.path for f in step.report.files if f.action == "updated"} == {
+        "docs/tasks/task-1.md",
+        "docs/tasks/task-2.md",
+        "docs/tasks/task-5.md",
+    }
+    assert commits(store_path) == before + 1 and ids_by_path(store) == first
+    record = store.get(first["docs/tasks/task-1.md"])
+    assert record.extra["state"] == "done" and record.created == moment(0)
+    assert [v.operation for v in store.history(record.id)] == ["import", "import"]
+
+
+def test_index_all_of_a_directory_inside_the_watched_ones(store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    done = store.graph.index_all(where(project), project / "docs" / "initiatives")
+    assert sorted(f.path for f in done.report.files) == [
+        "docs/initiatives/auth-revamp.md",
+        "docs/initiatives/billing-v2.md",
+        "docs/initiatives/platform-health.md",
+    ]
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def bad_files(project: Path, store: Store) -> dict[str, str]:
+    """name -> what the refusal says; each file is written into the project."""
+    tasks = project / "docs" / "tasks"
+    (tasks / "binary.md").write_bytes(b"---\ntitle: x\n---\n\x00\x01\x02")
+    (tasks / "bomb.md").write_text("---\na: &a [x, x]\nb: [*a, *a]\n---\n# Bomb\n")
+    (tasks / "deep.md").write_text("---\na: " + "[" * 30 + "]" * 30 + "\n---\n# Deep\n")
+    (tasks / "huge.md").write_bytes(b"# Huge\n" + b"x" * (10 << 20))
+    (tasks / "loop-a.md").symlink_to(tasks / "loop-b.md")
+    (tasks / "loop-b.md").symlink_to(tasks / "loop-a.md")
+    (project / "outside.md").write_text("# Outside\n")
+    (tasks / "collide.md").write_text("---\ntype: task\n---\n# Collide\n")
+    taken = entity_id(PROJECT, "task", "collide")
+    store.import_records(
+        [
+            {
+                "id": taken,
+                "type": "fact",
+                "title": "A fact that took the id",
+                "body": "It was here first.",
+                "created": "2026-01-01T00:00:00Z",
+            }
+        ]
+    )
+    return {
+        "docs/tasks/binary.md": "binary content",
+        "docs/tasks/bomb.md": "anchor",
+        "docs/tasks/deep.md": "nested more than 16 levels",
+        "docs/tasks/huge.md": "over the 1 MiB",
+        "docs/tasks/loop-a.md": "symbolic link loop",
+        "outside.md": "outside the watched directories",
+        "docs/tasks/collide.md": "is a fact record's",
+    }
+
+
+def test_each_bad_file_is_refused_by_name_and_nothing_changes(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    store = Store.open(store_path)
+    refusals = bad_files(project, store)
+    hook_settings(store_path)  # its cache, in .gitmem/, is written on first use
+    before = snapshot(store_path)
+    for path, why in refusals.items():
+        done = gm("entity", "index-file", str(project / path), "--project-dir", str(project))
+        assert done.code == 1, (path, done.out, done.err)
+        assert path in done.err and why in done.err, done.err
+        assert snapshot(store_path) == before
+
+
+def test_index_all_skips_bad_files_with_a_line_each_and_indexes_the_rest(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    refusals = bad_files(project, Store.open(store_path))
+    refusals.pop("outside.md")  # index-all only walks the watched directories
+    refusals["docs/tasks/loop-b.md"] = "symbolic link loop"
+    done = gm("entity", "index-all", "--project-dir", str(project))
+    assert done.code == 0, done.err
+    for path, why in refusals.items():
+        assert any(path in line and why in line for line in done.err.splitlines()), path
+    assert "entities: 54 new, 0 updated, 0 unchanged, 7 skipped in " in done.out
+    assert_clean(store_path)
+
+
+def test_a_directory_outside_the_watched_ones_is_refused(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    (project / "src").mkdir()
+    hook_settings(store_path)
+    before = snapshot(store_path)
+    done = gm("entity", "index-all", str(project / "src"), "--project-dir", str(project))
+    assert done.code == 1 and "outside the watched directories" in done.err
+    assert snapshot(store_path) == before
+
+
+# --- queries ----------------------------------------------------------------------------------
+
+
+def test_related_goes_both_ways_and_survives_cycles(store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    ids = ids_by_path(store)
+    cycle = store.graph.related(ids["docs/tasks/cycle-a.md"], depth=3).to_dict()
+    reached = [(r["id"], r["depth"], r["direction"]) for r in cycle["related"]]
+    assert reached == [
+        (ids["docs/tasks/cycle-b.md"], 1, "out"),
+        (ids["docs/tasks/cycle-c.md"], 1, "in"),
+    ]
+    task2 = store.graph.related(ids["docs/tasks/task-2.md"]).to_dict()
+    near = {(r["id"], r["rel"], r["direction"]) for r in task2["related"]}
+    assert near == {
+        (ids["docs/initiatives/platform-health.md"], "parent", "out"),
+        (ids["docs/tasks/task-1.md"], "depends_on", "out"),
+    }
+    two = store.graph.related(ids["docs/tasks/task-5.md"], depth=2, rels=["depends_on"]).to_dict()
+    assert [(r["id"], r["depth"], r["direction"]) for r in two["related"]] == [
+        (ids["docs/tasks/task-4.md"], 1, "out"),
+        (ids["docs/tasks/task-6.md"], 1, "in"),
+        (ids["docs/tasks/task-3.md"], 2, "out"),
+    ]
+    meeting = store.graph.related(ids["docs/tasks/task-3.md"]).to_dict()
+    assert (ids["docs/notes/meeting.md"], "links_to", "in") in {
+        (r["id"], r["rel"], r["direction"]) for r in meeting["related"]
+    }
+    ghost = store.graph.related(ids["docs/tasks/ghost-blocked.md"]).to_dict()
+    assert [d["key"] for d in ghost["dangling"]] == ["ghost-task", "nowhere-page"]
+
+
+def test_related_refuses_a_bad_depth_or_relation(gm: Any, store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    rid = ids_by_path(store)["docs/tasks/task-2.md"]
+    done = gm("graph", "related", rid, "--depth", "4")
+    assert done.code == 2 and "--depth 4: give 1, 2 or 3" in done.err
+    done = gm("graph", "related", rid, "--rel-type", "owns")
+    assert done.code == 2 and "the relations are parent, blocked_by" in done.err
+    done = gm("graph", "related", "nosuch")
+    assert done.code == 1 and 'no entity with id "nosuch"' in done.err
+
+
+def test_blockers_have_chains_and_how_long_from_history(store_path: Path, project: Path) -> None:
+    store, _ = history(store_path, project)
+    ids = ids_by_path(store)
+    now = moment(3) + timedelta(days=1)
+    found = {b["id"]: b for b in store.graph.blockers(now=now).to_dict()["blockers"]}
+    assert ids["docs/tasks/task-5.md"] not in found  # done at step 3
+    seven = found[ids["docs/tasks/task-7.md"]]
+    assert seven["blocked_since"] == "2026-11-21T09:00:00Z" and seven["blocked_days"] == 11.0
+    assert [(c["key"], c["state"]) for c in seven["chain"]] == [("task-8", "todo")]
+    cycle = found[ids["docs/tasks/cycle-a.md"]]
+    assert cycle["blocked_since"] == "2026-11-01T09:00:00Z"
+    assert [(c["key"], c["depth"], c["cycle"]) for c in cycle["chain"]] == [
+        ("cycle-b", 1, False),
+        ("cycle-c", 2, False),
+        ("cycle-a", 3, True),
+    ]
+    ghost = found[ids["docs/tasks/ghost-blocked.md"]]
+    assert ghost["chain"] == [
+        {"key": "ghost-task", "id": "", "title": "", "state": "", "depth": 1, "cycle": False}
+    ]
+    # Longest blocked first; --stale-days leaves out what moved recently (task 7: 11 days).
+    order = list(found)
+    assert order.index(ids["docs/tasks/cycle-a.md"]) < order.index(ids["docs/tasks/task-7.md"])
+    stale = store.graph.blockers(stale_days=20, now=now).to_dict()["blockers"]
+    assert ids["docs/tasks/task-7.md"] not in {b["id"] for b in stale}
+    assert ids["docs/tasks/cycle-a.md"] in {b["id"] for b in stale}
+
+
+def test_a_blocked_run_starts_at_its_first_blocked_version(store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    for step in range(3):  # task 5 blocked at step 1, still blocked (edited) at step 2
+        if step:
+            advance(project, step)
+        store.graph.index_all(where(project), now=moment(step))
+    five = ids_by_path(store)["docs/tasks/task-5.md"]
+    found = {b["id"]: b for b in store.graph.blockers(now=moment(2)).to_dict()["blockers"]}
+    assert found[five]["blocked_since"] == "2026-11-11T09:00:00Z"
+    assert found[five]["updated"] == "2026-11-21T09:00:00Z"
+    assert [c["key"] for c in found[five]["chain"]] == ["task-2", "task-6"]
+
+
+def test_graph_diff_between_commits(store_path: Path, project: Path) -> None:
+    store, heads = history(store_path, project)
+    ids = ids_by_path(store)
+    changes = store.graph.diff(heads[0], heads[2]).to_dict()
+    # Task 7 had no frontmatter (a document) and became a task: a new entity, the old one gone.
+    old_seven = entity_id(PROJECT, "document", "task-7")
+    assert [c["id"] for c in changes["new"]] == [ids["docs/tasks/task-7.md"]]
+    assert [c["id"] for c in changes["removed"]] == [old_seven]
+    moved = {c["id"]: (c["old_state"], c["state"]) for c in changes["status_changes"]}
+    assert moved == {
+        ids["docs/tasks/task-1.md"]: ("todo", "done"),
+        ids["docs/tasks/task-2.md"]: ("todo", "done"),
+        ids["docs/tasks/task-5.md"]: ("todo", "blocked"),
+    }
+    assert {c["id"] for c in changes["newly_blocked"]} == {
+        ids["docs/tasks/task-5.md"],
+        ids["docs/tasks/task-7.md"],
+    }
+    assert {c["id"] for c in changes["completed"]} == {
+        ids["docs/tasks/task-1.md"],
+        ids["docs/tasks/task-2.md"],
+    }
+    first = store.graph.diff(git(store_path, "rev-parse", f"{heads[0]}~1").strip(), heads[0])
+    assert len(first.new) == 54
+
+
+def test_graph_search_finds_entities_only(store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    store.record("fact", "Login sessions expire after an hour.", title="Login sessions")
+    store.graph.index_all(where(project))
+    found = store.graph.search("login sessions expire", mode="keyword").to_dict()
+    assert found["hits"] and all(h["id"] in ids_by_path(store).values() for h in found["hits"])
+    assert found["hits"][0]["title"].endswith("login sessions expire too early")
+    only = store.graph.search("billing invoices", types=["document"], mode="keyword")
+    assert only.hits and {h["type"] for h in only.hits} == {"document"}
+    assert [h["id"] for h in store.graph.search("billing invoices", types=["plan"]).hits] == []
+
+
+def test_neighbours_join_entities_and_records(store_path: Path, project: Path) -> None:
+    store = Store.open(store_path)
+    decision = store.record("decision", "Use JWT for sessions.", title="JWT").record.id
+    (project / "docs" / "tasks" / "jwt.md").write_text(
+        f"---\ntype: task\nlinks: [{decision}]\ndepends_on: task-1\n---\n# JWT\n"
+    )
+    store.graph.index_all(where(project))
+    ids = ids_by_path(store)
+    jwt = ids["docs/tasks/jwt.md"]
+    assert store.graph.neighbours(jwt) == [ids["docs/tasks/task-1.md"], decision]
+    assert store.graph.neighbours(decision) == [jwt]
+    assert store.graph.neighbours("nosuch") == []
+
+
+# --- reconcile --------------------------------------------------------------------------------
+
+
+def test_reconcile_forgets_gone_files_and_old_documents_and_prunes(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    store = Store.open(store_path)
+    old = store.record(
+        "reference",
+        "Markdown document `docs/design.md`.",
+        title="Design",
+        tags=["document", f"project:{PROJECT}"],
+        fields={"url": "docs/design.md", "kind": "docs"},
+    ).record.id
+    store.graph.index_all(where(project))
+    ids = ids_by_path(store)
+    (project / "docs" / "tasks" / "task-8.md").unlink()
+    listed = gm("entity", "reconcile", "--project-dir", str(project), "--json")
+    assert listed.code == 0, listed.err
+    report = json.loads(listed.out)
+    assert report["forgotten"] == [
+        {
+            "id": ids["docs/tasks/task-8.md"],
+            "path": "docs/tasks/task-8.md",
+            "title": "Task 8: login sessions expire too early",
+        }
+    ]
+    assert report["retired_documents"] == [{"id": old, "path": "docs/design.md"}]
+    dangling = {(d["source"], d["key"]) for d in report["dangling"]}
+    assert (ids["docs/tasks/task-9.md"], "task-8") in dangling  # its target was just forgotten
+    assert (ids["docs/tasks/ghost-blocked.md"], "ghost-task") in dangling
+    assert len(report["commits"]) == 2 and not report["pruned"]
+    assert_clean(store_path)
+    gm("entity", "reconcile", "--project-dir", str(project), "--prune")
+    ghost = Store.open(store_path).get(ids["docs/tasks/ghost-blocked.md"])
+    assert "blocked_by" not in ghost.extra and "links_to" not in ghost.extra
+    again = json.loads(gm("entity", "reconcile", "--project-dir", str(project), "--json").out)
+    assert again["dangling"] == [] and again["commits"] == []
+    # History keeps what was forgotten.
+    assert store.history(ids["docs/tasks/task-8.md"])[-1].operation == "forget"
+
+
+# --- the CLI, the API and the MCP server agree ------------------------------------------------
+
+
+def test_cli_api_and_mcp_give_the_same_graph_answers(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    os.chdir(project)  # the CLI's project is the current directory's repository
+    done = gm("entity", "index-all", "--json")
+    assert done.code == 0, done.err
+    indexed = json.loads(done.out)
+    assert indexed["new"] == 54 and indexed["commit"]
+    api = Store.open(store_path)
+    server = build_server(Store.open(store_path))
+    rid = ids_by_path(api)["docs/tasks/task-2.md"]
+
+    def cli(*args: str) -> Any:
+        result = gm("graph", *args, "--json")
+        assert result.code == 0, result.err
+        return json.loads(result.out)
+
+    related = cli("related", rid, "--depth", "2")
+    assert related == api.graph.related(rid, 2).to_dict()
+    assert related == call(server, "graph_related", {"id": rid, "depth": 2})
+    typed = cli("related", rid, "--rel-type", "parent,depends_on")
+    assert typed == call(
+        server, "graph_related", {"id": rid, "rel_types": ["parent", "depends_on"]}
+    )
+    blockers = cli("blockers")
+    mcp_blockers = call(server, "graph_blockers", {})
+    blockers.pop("now"), mcp_blockers.pop("now")
+    assert blockers == mcp_blockers and len(blockers["blockers"]) == 4
+    head = api.head() or ""
+    diff = cli("diff", f"{head}~1", head)
+    assert diff == call(server, "graph_diff", {"start": f"{head}~1", "end": head})
+    assert len(diff["new"]) == 54
+    api.graph.search("billing invoices")  # the first search builds the index, and says so
+    search = cli("search", "billing invoices", "--types", "task")
+    assert search == call(server, "graph_search", {"query": "billing invoices", "types": ["task"]})
+    assert search == api.graph.search("billing invoices", types=["task"]).to_dict()
+    refused = call(server, "graph_related", {"id": rid, "depth": 9})
+    assert "give 1, 2 or 3" in refused["error"]
+
+
+def test_the_cli_reads_as_a_person_would_want(gm: Any, store_path: Path, project: Path) -> None:
+    os.chdir(project)
+    first = gm("entity", "index-all")
+    assert first.code == 0
+    assert "docs/notes/bad-yaml.md: indexed, but frontmatter is not valid YAML" in first.err
+    assert "blocked_by ghost-task names no entity (dangling, kept)" in first.err
+    again = gm("entity", "index-file", "docs/tasks/task-1.md")
+    assert again.out == "entities: 0 new, 0 updated, 1 unchanged, 0 skipped\n"
+    store = Store.open(store_path)
+    cycle = ids_by_path(store)["docs/tasks/cycle-a.md"]
+    shown = gm("graph", "blockers").out
+    assert f"{cycle}  Cycle A  [blocked]  blocked 0 days" in shown
+    assert "      ← " in shown and "(cycle)" in shown
+    related = gm("graph", "related", cycle).out.splitlines()
+    assert related[0] == f"{cycle}  task  Cycle A"
+    assert related[1].startswith("  → blocked_by  ") and related[1].endswith("Cycle B [blocked]")
+    diff = gm("graph", "diff", "1d").out
+    assert "new (54)" in diff
+
+
+# --- two devices ------------------------------------------------------------------------------
+
+
+def test_the_same_entity_indexed_on_two_devices_converges(tmp_path: Path) -> None:
+    from test_sync import converge, make_clone, run_sync
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(bare))
+    seed, _ = Store.init(tmp_path / "seed")
+    git(seed.root, "remote", "add", "origin", str(bare))
+    run_sync(seed)
+    a, b = make_clone(bare, "a"), make_clone(bare, "b")
+    laptop, desktop = write_project(tmp_path / "laptop"), write_project(tmp_path / "desktop")
+    a.graph.index_all(where(laptop), now=moment(0))
+    b.graph.index_all(where(desktop), now=moment(0))  # the same files: the same ids and bytes
+    converge(a, b)
+    assert a.head() == b.head() and len(a.graph.graph().entities) == 54
+    advance(laptop, 1)  # task 1 done here; on the desktop task 1 is blocked, later
+    (desktop / "docs" / "tasks" / "task-1.md").write_text(
+        "---\ntitle: Task 1\ntype: task\nstatus: blocked\nblocked_by: [task-9]\n---\n# One\n"
+    )
+    a.graph.index_all(where(laptop), now=moment(1))
+    b.graph.index_all(where(desktop), now=moment(2))
+    converge(a, b)
+    for store in (a, b):
+        assert_clean(store.root)
+        graph = Store.open(store.root).graph.graph()
+        one = graph.entities[entity_id(PROJECT, "task", "task-1")]
+        assert (one.state, one.blocked_by) == ("blocked", ("task-9",))  # the later version
+        assert len(graph.entities) == 54  # the other version is history, not a second entity
+    assert a.head() == b.head()
+    assert "<<<<<<<" not in git(a.root, "grep", "-h", "-e", "status", "--", "records")
+    versions = Store.open(a.root).history(entity_id(PROJECT, "task", "task-1"))
+    states = [v.record.extra["state"] for v in versions if v.record]
+    assert states[0] == "todo" and states[-1] == "blocked" and "done" in states  # both kept
+
+
+def test_a_new_process_reads_parsed_entities_from_the_cache(
+    store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.graph import model
+
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    before = store.graph.graph()
+    cache = store_path / ".gitmem" / model.CACHE_NAME
+    assert cache.exists()
+    for damage in (None, b"{not json", b'{"version": 1, "entities": {"x": 3}}'):
+        if damage is not None:
+            cache.write_bytes(damage)
+        model._GRAPHS.clear()
+        model._PARSED.clear()
+        again = Store.open(store_path).graph.graph()
+        assert again.entities == before.entities and again.out == before.out
+    model._GRAPHS.clear()
+    model._PARSED.clear()
+    parsed: list[object] = []
+    real = model._parse
+    monkeypatch.setattr(model, "_parse", lambda *a: parsed.append(a) or real(*a))
+    Store.open(store_path).graph.graph()
+    assert parsed == []  # every entity came from the cache the damaged runs rewrote
+
+
+def test_a_store_from_before_the_work_graph_gets_the_entity_schema(
+    store_path: Path, project: Path
+) -> None:
+    git(store_path, "rm", "-q", "schemas/entity.toml")
+    git(store_path, "commit", "-q", "-m", "a store made before issue 19")
+    store = Store.open(store_path)
+    assert "entity" not in store.schemas
+    before = commits(store_path)
+    done = store.graph.index_all(where(project))
+    assert done.report.count("new") == 54
+    assert commits(store_path) == before + 2  # the schema, then the entities
+    assert git(store_path, "log", "-2", "--format=%s").splitlines()[1] == "schema: add entity"
+    assert_clean(store_path)
+
+
+def test_the_graph_part_of_a_handoff(store_path: Path, project: Path) -> None:
+    from gitmem.graph.handoff import graph_part
+
+    store, _ = history(store_path, project)
+    ids = ids_by_path(store)
+    part = graph_part(store, moment(2), now=moment(3))
+    assert [e["id"] for e in part["entities_updated"]][:1] == [ids["docs/tasks/task-5.md"]]
+    assert {e["id"] for e in part["entities_updated"]} == {
+        ids["docs/tasks/task-2.md"],
+        ids["docs/tasks/task-5.md"],
+        ids["docs/tasks/task-7.md"],
+    }
+    assert part["blockers"] == store.graph.blockers(now=moment(3)).to_dict()["blockers"]
+    json.dumps(part)  # JSON-ready
+
+
+def test_a_project_can_watch_its_own_directories(gm: Any, store_path: Path, project: Path) -> None:
+    config = store_path / "config.toml"
+    config.write_text(
+        config.read_text() + f'\n[hooks]\nwatch_projects = {{ "{PROJECT}" = ["plans"] }}\n'
+    )
+    git(store_path, "commit", "-q", "-am", "watch plans/ in the widget")
+    (project / "plans").mkdir()
+    (project / "plans" / "roadmap.md").write_text("---\ntype: plan\n---\n# Roadmap\n")
+    done = gm("entity", "index-all", "--project-dir", str(project), "--json")
+    assert done.code == 0, done.err
+    assert [f["path"] for f in json.loads(done.out)["files"]] == ["plans/roadmap.md"]
+    refused = gm("entity", "index-file", str(project / "docs/tasks/task-1.md"))
+    assert refused.code == 1 and "outside the watched directories (plans)" in refused.err
+
+
+def test_the_json_answers_have_exactly_the_documented_keys(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("gen", root / "scripts/gen_cli_docs.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    keys = {title: [k for k, _, _ in rows] for title, _, _, rows in gen.JSON_SCHEMAS}
+
+    def answer(*args: str) -> Any:
+        done = gm(*args, "--json")
+        assert done.code == 0, done.err
+        return json.loads(done.out)
+
+    os.chdir(project)
+    assert list(answer("entity", "index-all")) == keys["Entity index result"]
+    assert (
+        list(answer("entity", "index-file", "docs/tasks/task-1.md")) == keys["Entity index result"]
+    )
+    assert list(answer("entity", "reconcile")) == keys["Reconcile result"]
+    assert list(answer("graph", "search", "login")) == keys["Graph search result"]
+    rid = ids_by_path(Store.open(store_path))["docs/tasks/task-2.md"]
+    assert list(answer("graph", "related", rid)) == keys["Related result"]
+    assert list(answer("graph", "blockers")) == keys["Blockers result"]
+    assert list(answer("graph", "diff", "1d")) == keys["Graph diff result"]
+
+
+def test_graph_search_by_recent_updates(store_path: Path, project: Path) -> None:
+    store, _ = history(store_path, project)
+    five = ids_by_path(store)["docs/tasks/task-5.md"]  # the only file changed at step 3
+    recent = store.graph.search("task", days=5, now=moment(3) + timedelta(days=1), mode="keyword")
+    assert [h["id"] for h in recent.hits] == [five]
+    assert len(store.graph.search("task", days=60, now=moment(3), mode="keyword").hits) == 10
+    with pytest.raises(UsageError, match="give a positive number of days"):
+        store.graph.search("task", days=0)
+
+
+def test_two_indexers_of_the_same_new_file_at_once_leave_one_entity(
+    store_path: Path, project: Path
+) -> None:
+    """Two detached indexers (two hooks of one write, or of two sessions) race: both land,
+    one after the other under the write lock, and the file is one entity."""
+    import subprocess
+    import sys
+
+    path = project / "docs" / "tasks" / "race.md"
+    path.write_text("---\ntype: task\nstatus: todo\n---\n# Race\n")
+    env = {**os.environ}
+    args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(store_path), str(project)]
+    runs = [subprocess.Popen([*args, f"agent-{n}", str(path)], env=env) for n in range(2)]
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    assert_clean(store_path)
+    store = Store.open(store_path)
+    found = [r for r in store.records() if r.type == "entity"]
+    assert [r.extra["path"] for r in found] == ["docs/tasks/race.md"]
+    assert found[0].id == entity_id(PROJECT, "task", "race")
