@@ -23,6 +23,7 @@ from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
     from gitmem.agents.context import Block
+    from gitmem.consolidate.consolidation import Consolidation
     from gitmem.index.entries import Filter
     from gitmem.index.index import Index, Progress
     from gitmem.index.model import ModelRef
@@ -151,16 +152,19 @@ class Store(CoreStore):
         if as_of is not None:
             travel = self.time_travel()
             return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))
+        from gitmem.consolidate.recallstats import note_recall
         from gitmem.index.index import DAMAGE, damaged
 
         index = self._opened_index()
         try:
-            return recall(index, query, chosen)
+            result = recall(index, query, chosen)
         except DAMAGE as exc:  # found by the search itself, past the checks at open
             if not damaged(exc):
                 raise
             index.repair(exc)
-            return recall(index, query, chosen)
+            result = recall(index, query, chosen)
+        note_recall(self.cache_dir, [hit.id for hit in result.hits])  # for gitmem sleep
+        return result
 
     # --- time travel (docs/time-travel.md) ---------------------------------------------------
 
@@ -208,3 +212,9 @@ class Store(CoreStore):
 
         size = budget or hook_settings(self.root)[0].context_bytes
         return build(self.root, project=project, budget=size, now=now, store=self)
+
+    def consolidation(self) -> Consolidation:
+        """gitmem sleep, proposals, decide and feedback (docs/consolidation.md)."""
+        from gitmem.consolidate.consolidation import Consolidation
+
+        return Consolidation(self, self.index)

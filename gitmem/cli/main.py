@@ -16,6 +16,7 @@ from gitmem.cli.app import app
 # `gitmem --help` and docs/cli.md.
 # isort: off
 from gitmem.cli import writes, reads, checks, search, agents, remote, travel, purge, insight  # noqa: F401
+from gitmem.cli import consolidate  # noqa: F401
 
 # isort: on
 from gitmem.errors import (
