@@ -217,4 +217,4 @@ class Store(CoreStore):
         """gitmem sleep, proposals, decide and feedback (docs/consolidation.md)."""
         from gitmem.consolidate.consolidation import Consolidation
 
-        return Consolidation(self, self.index)
+        return Consolidation(self, lambda: None if self.model() is None else self.index())

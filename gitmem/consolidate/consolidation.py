@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.consolidate.decide import Decision, Feedback, decide, feedback
 from gitmem.consolidate.proposals import Proposal, load_proposals
+from gitmem.consolidate.settings import load_settings
 from gitmem.consolidate.sleep import SleepReport, sleep
 
 if TYPE_CHECKING:
@@ -25,10 +26,11 @@ def _now(now: datetime | None) -> datetime:
 
 
 class Consolidation:
-    """`index` gives the store's search index caught up with HEAD (for similarity in
-    meaning); it is asked for only by `sleep`."""
+    """`index` gives the store's search index caught up with HEAD, None without a model
+    (similarity in meaning needs one); it is asked for only by `sleep`, after its settings
+    are read, so a refused setting leaves even the cache as it was."""
 
-    def __init__(self, store: Store, index: Callable[[], Index]) -> None:
+    def __init__(self, store: Store, index: Callable[[], Index | None]) -> None:
         self._store = store
         self._index = index
 
@@ -39,7 +41,15 @@ class Consolidation:
         since: datetime | None = None,
         now: datetime | None = None,
     ) -> SleepReport:
-        return sleep(self._store, _now(now), index=self._index(), dry_run=dry_run, since=since)
+        settings = load_settings(self._store.root)
+        return sleep(
+            self._store,
+            _now(now),
+            index=self._index(),
+            dry_run=dry_run,
+            since=since,
+            settings=settings,
+        )
 
     def proposals(self, *, every: bool = False) -> list[Proposal]:
         """Pending proposals (with `every`, decided ones too), oldest first."""
