@@ -1,6 +1,7 @@
 """`gitmem mcp`: the store as an MCP server over stdio (the `mcp` SDK is imported only here).
 
-Tools: recall, read, record, supersede, forget, history, diff, context; recall, read and
+Tools: recall, read, record, supersede, forget, history, diff, context, and consolidation's
+sleep, proposals, decide, feedback; recall, read and
 history take `as_of` (the memory as it stood then). Resource: `gitmem://context`, the block
 SessionStart injects. Every tool answers with the same JSON as the matching `gitmem ... --json`
 command, built from the same Python API calls; a refused call is a tool error carrying
@@ -149,6 +150,42 @@ def build_server(store: Store, *, agent: str = "", project: str = "") -> MCPServ
         hooks.context_bytes, 8192 unless configured)."""
         chosen = project if project is not None else default_project
         return _answer(lambda: store.context(project=chosen, budget=budget)).to_dict()
+
+    # --- consolidation (docs/consolidation.md): the same answers as the CLI's --json ---
+
+    @server.tool()
+    def sleep(dry_run: bool = True) -> dict[str, Any]:
+        """Consolidate the memory: find duplicates, contradictions, stale records and missing
+        links; with dry_run false, make the safe changes and write proposals for a person."""
+        from gitmem.consolidate.answers import sleep_json
+
+        return sleep_json(_answer(lambda: store.consolidation().sleep(dry_run=dry_run)))
+
+    @server.tool()
+    def proposals(every: bool = False) -> dict[str, Any]:
+        """Proposals waiting for a decision (merge, supersede, demote, archive, link) with
+        their evidence; `every`: decided ones too."""
+        from gitmem.consolidate.answers import proposals_json
+
+        return proposals_json(_answer(lambda: store.consolidation().proposals(every=every)))
+
+    @server.tool()
+    def decide(id: str, accept: bool, note: str = "") -> dict[str, Any]:
+        """Accept (apply, one commit) or reject (never proposed again) a proposal."""
+        from gitmem.consolidate.answers import decision_json
+
+        made = store.consolidation()
+        return decision_json(
+            _answer(lambda: made.decide(id, accept=accept, note=note, agent=agent))
+        )
+
+    @server.tool()
+    def feedback(id: str, useful: bool) -> dict[str, Any]:
+        """Say a recalled record was useful or not: its weight moves one step within bounds."""
+        from gitmem.consolidate.answers import feedback_json
+
+        made = store.consolidation()
+        return feedback_json(_answer(lambda: made.feedback(id, useful=useful, agent=agent)))
 
     @server.resource("gitmem://context", name="context", mime_type="text/markdown")
     def context_resource() -> str:

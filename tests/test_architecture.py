@@ -109,6 +109,7 @@ LIGHT = {
     "gitmem.cli.argsplit",
     "gitmem.cli.quickrecall",
     "gitmem.cli.background",
+    "gitmem.consolidate.pending",
 }
 
 

@@ -292,3 +292,41 @@ def test_with_a_model_the_pass_also_compares_meaning(
     found, wrong = _score([p for p in proposed if p["kind"] != "link"], planted)
     assert found >= 0.9 and wrong <= 0.1, (found, wrong)
     assert any("cosine" in p["evidence"] for p in proposed if p["kind"] == "merge")
+
+
+def test_mcp_tools_answer_as_the_cli_does(store_path: Path, planted: Planted, gm: Gm) -> None:
+    from test_mcp import call
+
+    from gitmem.api import Store as ApiStore
+    from gitmem.mcp_server import build_server
+
+    server = build_server(ApiStore.open(store_path), agent="mcp-agent")
+    dry = call(server, "sleep", {})
+    assert dry["dry_run"] is True and git(store_path, "ls-files", "proposals") == ""
+    cli_dry = _sleep(gm, "--dry-run")
+    strip = lambda answer: [{**p, "created": ""} for p in answer["proposed"]]  # noqa: E731
+    assert strip(dry) == strip(cli_dry)
+    _sleep(gm)
+    listed = call(server, "proposals", {})
+    assert listed == json.loads(gm("proposals", "--json").out)
+    first = listed["proposals"][0]
+    made = call(server, "decide", {"id": first["id"], "accept": False, "note": "not now"})
+    assert made["proposal"]["status"] == "rejected" and made["proposal"]["by"] == "mcp-agent"
+    again = call(server, "decide", {"id": first["id"], "accept": True})
+    assert "already rejected" in again["error"]
+    rid = sorted(planted.clean)[0]
+    assert call(server, "feedback", {"id": rid, "useful": True})["weight"] == 1.25
+
+
+def test_session_start_context_mentions_waiting_proposals_within_its_budget(
+    store_path: Path, planted: Planted, gm: Gm
+) -> None:
+    assert "gitmem sleep" not in gm("context").out
+    waiting = len(_sleep(gm)["proposed"])  # type: ignore[arg-type]
+    block = gm("context").out
+    assert f"{waiting} proposals from gitmem sleep wait for review" in block
+    small = gm("context", "--budget", "300").out
+    assert len(small.rstrip("\n").encode()) <= 300
+    first = json.loads(gm("proposals", "--json").out)["proposals"][0]["id"]
+    assert gm("decide", first, "--reject").code == 0
+    assert f"{waiting - 1} proposals from gitmem sleep" in gm("context").out

@@ -189,6 +189,10 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         "history",
         "diff",
         "context",
+        "sleep",
+        "proposals",
+        "decide",
+        "feedback",
     }
     assert hits["hits"][0]["id"] == ids["No Friday deploys"]
     assert f"[{ids['No Friday deploys']}]" in context
