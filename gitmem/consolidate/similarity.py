@@ -1,6 +1,6 @@
-"""How alike two records are: word-set Jaccard over title and body, found without comparing
-every pair (an inverted index of words, the commonest left out), and the embedding cosine
-when a caller passes a neighbour search.
+"""How alike two records are: word-set Jaccard over title and body, found exactly without
+comparing every pair (the prefix and positional filters of similarity joins), and the
+embedding cosine when a caller passes a neighbour search.
 
 `near_duplicates(records)` is the one entry point: capture (issue 20) can use it to check a
 new record against the store, and `gitmem sleep` uses it for the whole store.
@@ -8,6 +8,7 @@ new record against the store, and `gitmem sleep` uses it for the whole store.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,9 +22,6 @@ _STOP = frozenset(
     "a an and are as at be been but by for from has have in is it its of on or that the this "
     "to was we were will with not no do does our us you they them so if then than".split()
 )
-# A word in more records than this share is no evidence of duplication, and its postings
-# would make the pass quadratic.
-_COMMON_SHARE, _COMMON_MIN = 0.05, 50
 
 Neighbours = Callable[[Record], Sequence[tuple[str, float]]]
 
@@ -60,27 +58,51 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def similar_sets(
     sets: Mapping[str, frozenset[str]], threshold: float
 ) -> Iterator[tuple[str, str, float]]:
-    """(a, b, Jaccard) for every pair of sets at least `threshold` alike, a < b; only pairs
-    sharing an uncommon word are scored, so the cost follows the overlaps, not n squared."""
-    postings: dict[str, list[str]] = {}
-    for rid, mine in sets.items():
-        for word in mine:
-            postings.setdefault(word, []).append(rid)
-    common = max(_COMMON_MIN, int(len(sets) * _COMMON_SHARE))
-    for rid, mine in sets.items():
-        shared: set[str] = set()
-        for word in mine:
-            ids = postings[word]
-            if len(ids) <= common:
-                shared.update(other for other in ids if other < rid)
-        for other in sorted(shared):
-            theirs = sets[other]
-            small, large = sorted((len(mine), len(theirs)))
-            if small < threshold * large:  # Jaccard is at most small / large
-                continue
-            score = jaccard(mine, theirs)
-            if score >= threshold:
-                yield other, rid, score
+    """(a, b, Jaccard) for every pair of sets at least `threshold` alike, a < b, exactly, and
+    without scoring every pair: the prefix filter of all-pairs similarity joins. With each set's
+    words ordered rarest first, two sets that alike share a word among the first
+    `n - ceil(threshold * n) + 1` of each, so only those prefixes are indexed and probed."""
+    if threshold <= 0:
+        ids = sorted(sets)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                yield a, b, jaccard(sets[a], sets[b])
+        return
+    frequency: dict[str, int] = {}
+    for words_ in sets.values():
+        for word in words_:
+            frequency[word] = frequency.get(word, 0) + 1
+    postings: dict[str, list[tuple[str, int]]] = {}  # word -> (set, the word's position in it)
+    found: list[tuple[str, str, float]] = []
+    # Smaller sets first: a set only meets the ones indexed before it, and the length filter
+    # then needs one direction only.
+    for rid in sorted(sets, key=lambda r: (len(sets[r]), r)):
+        mine = sets[rid]
+        size = len(mine)
+        ordered = sorted(mine, key=lambda w: (frequency[w], w))
+        prefix = ordered[: size - math.ceil(threshold * size - 1e-9) + 1]
+        # A set indexed here meets only sets at least its size, which need an overlap of at
+        # least 2t/(1+t) of it: a shorter prefix is indexed than is probed.
+        indexed = size - math.ceil(2 * threshold / (1 + threshold) * size - 1e-9) + 1
+        seen: set[str] = set()
+        for i, word in enumerate(prefix):
+            for other, j in postings.get(word, ()):
+                if other in seen:
+                    continue
+                seen.add(other)  # the first shared word gives the tightest bound: decided here
+                theirs = len(sets[other])
+                if theirs < threshold * size:  # Jaccard is at most small / large
+                    continue
+                # Positional filter: words after the first shared one can add at most this.
+                reach = 1 + min(size - i - 1, theirs - j - 1)
+                if reach < threshold / (1 + threshold) * (size + theirs) - 1e-9:
+                    continue
+                score = jaccard(mine, sets[other])
+                if score >= threshold:
+                    found.append((min(rid, other), max(rid, other), score))
+            if i < indexed:
+                postings.setdefault(word, []).append((rid, i))
+    yield from sorted(found)
 
 
 def _text(record: Record) -> str:
