@@ -4,7 +4,8 @@
                                                [--json out.json]
 
 The store: `--records` synthetic records whose words come from the tiny test model's English
-vocabulary (tests/tinyvocab.py: ~3,600 words, drawn by Zipf's law, weight 1/rank), imported in one commit, with planted truth: 2% exact duplicates, 2% paraphrases
+vocabulary (tests/tinyvocab.py: ~3,600 words, drawn by Zipf's law, weight 1/rank), imported
+in one commit, with planted truth: 2% exact duplicates, 2% paraphrases
 (a fifth of the words replaced, the order shuffled), 1% old low-weight records. Each timed run
 works on a fresh copy of the store (a run that writes changes the next one's input), index
 built and current. `--model tiny` points the store at the tiny test model, so the pass compares
@@ -28,9 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import tinyvocab
 from _common import machine, median, write_json
 
@@ -120,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gitmem-bench-sleep-"))
     root = work / "store"
-    store, _ = Store.init(root)
+    Store.init(root)
     config = root / "config.toml"
     spec = "none"
     if args.model == "tiny":
