@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gitmem.agents.context import Block
     from gitmem.capture.distill import DistillReport
     from gitmem.capture.trace import Trace
+    from gitmem.consolidate.consolidation import Consolidation
     from gitmem.coord.coord import Coord
     from gitmem.graph.view import GraphView
     from gitmem.index.entries import Filter
@@ -156,16 +157,19 @@ class Store(CoreStore):
         if as_of is not None:
             travel = self.time_travel()
             return travel.recall(self._opened_index(), query, chosen, travel.moment(as_of))
+        from gitmem.consolidate.recallstats import note_recall
         from gitmem.index.index import DAMAGE, damaged
 
         index = self._opened_index()
         try:
-            return recall(index, query, chosen)
+            result = recall(index, query, chosen)
         except DAMAGE as exc:  # found by the search itself, past the checks at open
             if not damaged(exc):
                 raise
             index.repair(exc)
-            return recall(index, query, chosen)
+            result = recall(index, query, chosen)
+        note_recall(self.cache_dir, [hit.id for hit in result.hits])  # for gitmem sleep
+        return result
 
     # --- time travel (docs/time-travel.md) ---------------------------------------------------
 
@@ -261,3 +265,9 @@ class Store(CoreStore):
 
             self._graph = GraphView(self, self.recall, self.time_travel)
         return self._graph
+
+    def consolidation(self) -> Consolidation:
+        """gitmem sleep, proposals, decide and feedback (docs/consolidation.md)."""
+        from gitmem.consolidate.consolidation import Consolidation
+
+        return Consolidation(self, lambda: None if self.model() is None else self.index())

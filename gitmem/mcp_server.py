@@ -4,7 +4,8 @@ Tools: recall, read, record, supersede, forget, history, diff, context, trace, d
 recall, read and history take `as_of` (the memory as it stood then). The work graph
 (docs/graph.md): graph_search, graph_related, graph_blockers, graph_diff. Coordination
 (docs/coord.md): send, inbox, reply, ack, task_start, task_transition, tasks, task_current,
-log, sessions, heartbeat, agents, handoff. Resource: `gitmem://context`, the block
+log, sessions, heartbeat, agents, handoff. Consolidation (docs/consolidation.md): sleep,
+proposals, decide, feedback. Resource: `gitmem://context`, the block
 SessionStart injects. Every tool answers with the same JSON as the matching `gitmem ... --json`
 command, built from the same Python API calls; a refused call is a tool error carrying
 gitmem's message (what is wrong, what to do next).
@@ -217,6 +218,42 @@ def build_server(
         """How the work graph moved between two moments or commits: new entities, status
         changes, newly blocked, completed, removed."""
         return _answer(lambda: store.graph.diff(start, end)).to_dict()
+
+    # --- consolidation (docs/consolidation.md): the same answers as the CLI's --json ---
+
+    @server.tool()
+    def sleep(dry_run: bool = True) -> dict[str, Any]:
+        """Consolidate the memory: find duplicates, contradictions, stale records and missing
+        links; with dry_run false, make the safe changes and write proposals for a person."""
+        from gitmem.consolidate.answers import sleep_json
+
+        return sleep_json(_answer(lambda: store.consolidation().sleep(dry_run=dry_run)))
+
+    @server.tool()
+    def proposals(every: bool = False) -> dict[str, Any]:
+        """Proposals waiting for a decision (merge, supersede, demote, archive, link) with
+        their evidence; `every`: decided ones too."""
+        from gitmem.consolidate.answers import proposals_json
+
+        return proposals_json(_answer(lambda: store.consolidation().proposals(every=every)))
+
+    @server.tool()
+    def decide(id: str, accept: bool, note: str = "") -> dict[str, Any]:
+        """Accept (apply, one commit) or reject (never proposed again) a proposal."""
+        from gitmem.consolidate.answers import decision_json
+
+        made = store.consolidation()
+        return decision_json(
+            _answer(lambda: made.decide(id, accept=accept, note=note, agent=agent))
+        )
+
+    @server.tool()
+    def feedback(id: str, useful: bool) -> dict[str, Any]:
+        """Say a recalled record was useful or not: its weight moves one step within bounds."""
+        from gitmem.consolidate.answers import feedback_json
+
+        made = store.consolidation()
+        return feedback_json(_answer(lambda: made.feedback(id, useful=useful, agent=agent)))
 
     @server.resource("gitmem://context", name="context", mime_type="text/markdown")
     def context_resource() -> str:

@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "graph": 4,  # entities from Markdown frontmatter, their edges, the graph's queries
     "coord": 5,  # messages, tasks, session log, presence, handoff (reads the graph)
     "capture": 5,  # distilling finished sessions into records
+    "consolidate": 5,  # gitmem sleep: duplicates, contradictions, stale records; proposals
     "agents": 6,
     "api": 7,
     "answers": 7,
@@ -74,6 +75,7 @@ OWNERS: dict[str, set[str]] = {
         "cli/remote.py",
         "cli/agents.py",
         "cli/purge.py",
+        "cli/consolidate.py",
         "cli/insight.py",
         "cli/capture.py",
         "cli/coord.py",
@@ -118,6 +120,7 @@ LIGHT = {
     "gitmem.detach",
     "gitmem.coord.sessiontag",
     "gitmem.coord.presence",
+    "gitmem.consolidate.pending",
 }
 
 

@@ -199,6 +199,11 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         "graph_related",
         "graph_blockers",
         "graph_diff",
+        # consolidation (tests/test_consolidate*.py)
+        "sleep",
+        "proposals",
+        "decide",
+        "feedback",
     }
     assert hits["hits"][0]["id"] == ids["No Friday deploys"]
     assert f"[{ids['No Friday deploys']}]" in context

@@ -89,7 +89,29 @@ def build(
     store: Store | None = None,
 ) -> Block:
     """The block for `project` ("" = every project) from the store at `root`. `store` is
-    opened only if the catalog is behind HEAD."""
+    opened only if the catalog is behind HEAD. Proposals of `gitmem sleep` waiting for a
+    decision get one line at the end, when it fits the budget."""
+    from gitmem.consolidate.pending import pending_count
+
+    block = _build(root, project=project, budget=budget, now=now, store=store)
+    waiting = pending_count(root)
+    line = (
+        f"\n{waiting} proposal{'s' if waiting != 1 else ''} from gitmem sleep wait for review: "
+        '"gitmem proposals"\n'
+    )
+    if not waiting or not block.text or block.bytes + len(line.encode()) > budget:
+        return block
+    return Block(block.text + line, block.ids, block.project, block.source)
+
+
+def _build(
+    root: Path,
+    *,
+    project: str,
+    budget: int,
+    now: datetime | None,
+    store: Store | None,
+) -> Block:
     moment = now or datetime.now(UTC)
     catalog = root / CATALOG
     stamp = _stamp(catalog)

@@ -19,6 +19,7 @@ from gitmem.cli import writes, reads, checks, search, agents, remote, travel, pu
 from gitmem.cli import capture, insight  # noqa: F401
 from gitmem.cli import graph  # noqa: F401  (issue 19: entity, graph)
 from gitmem.cli import coord, tasks, handoff  # noqa: F401  (handoff joins graph's group)
+from gitmem.cli import consolidate  # noqa: F401
 
 # isort: on
 from gitmem.errors import (

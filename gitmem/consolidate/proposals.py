@@ -1,0 +1,141 @@
+"""Proposals: what `gitmem sleep` suggests and a person decides, kept as files in the store.
+
+One JSON file per proposal, `proposals/<id>.json`, tracked like the records so it syncs: a
+rejection made on one device is known on all of them, and the same proposal is never made
+again. The id is a hash of the kind and the records it names, so two devices that find the
+same thing write the same file. The files sit outside `records/`, so the index and recall
+never see them (docs/consolidation.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from gitmem.errors import NotFound, RecordInvalid, UsageError
+from gitmem.store.reader import Reader
+
+__all__ = [
+    "KINDS",
+    "PROPOSALS_DIR",
+    "STATUSES",
+    "Proposal",
+    "dump_proposal",
+    "find_proposal",
+    "load_proposals",
+    "parse_proposal",
+    "proposal_id",
+]
+
+PROPOSALS_DIR = "proposals"
+KINDS = ("merge", "supersede", "demote", "archive", "link")
+STATUSES = ("pending", "accepted", "rejected")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One suggested change with its evidence. `records` is what it names, `keep` the one a
+    merge or supersede keeps current, `weight` a demotion's new weight."""
+
+    id: str
+    kind: str
+    records: tuple[str, ...]
+    why: str
+    created: str
+    keep: str = ""
+    weight: float | None = None
+    evidence: Mapping[str, float] = field(default_factory=dict)
+    titles: tuple[str, ...] = ()
+    status: str = "pending"
+    decided: str = ""
+    note: str = ""
+    by: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"{PROPOSALS_DIR}/{self.id}.json"
+
+    def decided_as(self, status: str, moment: str, note: str, by: str) -> Proposal:
+        return replace(self, status=status, decided=moment, note=note, by=by)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["records"] = list(self.records)
+        data["titles"] = list(self.titles)
+        data["evidence"] = dict(self.evidence)
+        return data
+
+
+def proposal_id(kind: str, records: tuple[str, ...]) -> str:
+    digest = hashlib.sha1(f"{kind}\0{chr(0).join(sorted(records))}".encode()).hexdigest()
+    return f"p-{digest[:10]}"
+
+
+def dump_proposal(proposal: Proposal) -> bytes:
+    return (json.dumps(proposal.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def parse_proposal(data: bytes, path: str) -> Proposal:
+    """A proposal file, checked: what sync brought in from another device is validated too."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordInvalid(f"{path}: not a JSON proposal ({exc})") from exc
+    problems: list[str] = []
+    if not isinstance(raw, dict):
+        raise RecordInvalid(f"{path}: a proposal is a JSON object")
+    if raw.get("kind") not in KINDS:
+        problems.append(f"kind must be one of {', '.join(KINDS)}")
+    if raw.get("status") not in STATUSES:
+        problems.append(f"status must be one of {', '.join(STATUSES)}")
+    records = raw.get("records")
+    if not isinstance(records, list) or not records or not all(isinstance(r, str) for r in records):
+        problems.append("records must be a list of record ids")
+        records = []
+    if problems:
+        raise RecordInvalid(f"{path}: " + "; ".join(problems), tuple(problems))
+    weight = raw.get("weight")
+    expected = proposal_id(str(raw["kind"]), tuple(records))
+    if raw.get("id") != expected or path != f"{PROPOSALS_DIR}/{expected}.json":
+        raise RecordInvalid(f"{path}: the id does not match its kind and records ({expected})")
+    return Proposal(
+        id=expected,
+        kind=str(raw["kind"]),
+        records=tuple(records),
+        why=str(raw.get("why", "")),
+        created=str(raw.get("created", "")),
+        keep=str(raw.get("keep", "")),
+        weight=float(weight) if isinstance(weight, int | float) else None,
+        evidence={str(k): float(v) for k, v in dict(raw.get("evidence") or {}).items()},
+        titles=tuple(str(t) for t in raw.get("titles") or ()),
+        status=str(raw["status"]),
+        decided=str(raw.get("decided", "")),
+        note=str(raw.get("note", "")),
+        by=str(raw.get("by", "")),
+    )
+
+
+def load_proposals(store: Reader) -> Iterator[Proposal]:
+    """Every proposal at HEAD, in id order; a file that does not parse is skipped."""
+    head = store.repo.head()
+    for path, blob in store.repo.files(head, PROPOSALS_DIR):
+        if path.endswith(".json"):
+            try:
+                yield parse_proposal(store.repo.blob(blob), path)
+            except RecordInvalid:
+                continue
+
+
+def find_proposal(store: Reader, prefix: str) -> Proposal:
+    if not prefix.strip():
+        raise UsageError('give a proposal id; list them with "gitmem proposals"')
+    matches = [p for p in load_proposals(store) if p.id.startswith(prefix.strip())]
+    if not matches:
+        raise NotFound(f'no proposal "{prefix}" — list them with "gitmem proposals"')
+    if len(matches) > 1:
+        shown = ", ".join(p.id for p in matches[:10])
+        raise UsageError(f'"{prefix}" is ambiguous; it matches {shown} — give more of the id')
+    return matches[0]
