@@ -394,7 +394,24 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ),
             ("sync", "object", "As in `status --json`'s `sync`: `{remote: null}` without one."),
             ("index", "object", "As in `status --json`'s `index`."),
-            ("recall", "object", "`{recorded, note}`: recall statistics are not recorded yet."),
+            (
+                "graph",
+                "object",
+                "`{entities, by_type, by_state, blocked, dangling}`: the work graph at HEAD "
+                "(docs/graph.md).",
+            ),
+            (
+                "proposals",
+                "object",
+                "`{pending, by_kind, decided}`: gitmem sleep's proposals at HEAD, `decided` by "
+                "status (docs/consolidation.md).",
+            ),
+            (
+                "recall",
+                "object",
+                "`{recorded, since, recalls, recalled, never_recalled, top, note}` from the "
+                "cache's recall log: `top` is `[id, times]`, the 10 most recalled records.",
+            ),
         ],
     ),
     (

@@ -121,6 +121,7 @@ LIGHT = {
     "gitmem.coord.sessiontag",
     "gitmem.coord.presence",
     "gitmem.consolidate.pending",
+    "gitmem.consolidate.recallstats",
 }
 
 

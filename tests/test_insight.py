@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import snapshot
+from hookkit import make_project
 
 AGENTS = ("claude-code", "codex", "alice")
 TYPES = ("fact", "lesson", "pattern")
@@ -281,3 +282,74 @@ def test_report_renders_in_chromium(gm: Any, filled: Path, tmp_path: Path) -> No
     shot = tmp_path / "report.png"
     _browse(out, tmp_path / "profile2", screenshot=shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# --- the work graph, proposals and recall statistics (issues 19, 22) ---------------------------
+
+
+@pytest.fixture
+def working(gm: Any, filled: Path, tmp_path: Path) -> Path:
+    """`filled`, plus an initiative with two tasks (one blocked by the other), two exact
+    duplicates for gitmem sleep to propose merging, and two recalls."""
+    project = make_project(tmp_path / "work")
+    docs = project / "docs"
+    docs.mkdir()
+    (docs / "launch.md").write_text("---\ntype: initiative\nstatus: active\n---\n# Launch\n")
+    (docs / "certs.md").write_text(
+        "---\ntype: task\nstatus: todo\ninitiative: launch\n---\n# Renew the certs\n"
+    )
+    (docs / "deploy.md").write_text(
+        "---\ntype: task\nstatus: blocked\ninitiative: launch\nblocked_by: certs\n---\n"
+        "# Deploy v2\n"
+    )
+    done = gm("entity", "index-all", "--project-dir", str(project), "--json")
+    assert json.loads(done.out)["new"] == 3, done.err
+    text = "The staging database listens on port 6543, not the default 5432."
+    for _ in range(2):
+        assert gm("record", "fact", text, "-t", "Staging DB port").code == 0
+    slept = gm("sleep", "--json")
+    assert slept.code == 0, slept.err
+    for query in ("staging database port", "cache layer note"):
+        assert gm("recall", query).code == 0
+    return filled
+
+
+def test_stats_show_the_graph_proposals_and_recalls(gm: Any, working: Path) -> None:
+    stats = json.loads(gm("stats", "--json").out)
+    graph = stats["graph"]
+    assert graph["entities"] == 3 and graph["blocked"] == 1 and graph["dangling"] == 0
+    assert graph["by_type"] == {"task": 2, "initiative": 1}
+    proposals = stats["proposals"]
+    assert proposals["pending"] >= 1 and proposals["by_kind"].get("merge", 0) >= 1, proposals
+    recall = stats["recall"]
+    assert recall["recorded"] is True and recall["recalls"] == 2
+    assert recall["top"] and all(n >= 1 for _, n in recall["top"])
+    text = gm("stats").out
+    assert "graph     3 entities, 1 blocked, 0 dangling edges" in text
+    assert f"proposals {proposals['pending']} pending" in text
+
+
+def test_report_shows_the_graph_with_blockers_and_the_proposals(
+    gm: Any, working: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.html"
+    page = _report(gm, out)
+    graph = page[page.index('<section id="graph">') : page.index('<section id="sessions">')]
+    assert re.search(r'id="n-entities" data-value="3"', graph)
+    assert re.search(r'id="n-blocked" data-value="1"', graph)
+    (row,) = re.findall(r'<tr class="blocked"[^>]*>.*?</tr>', graph)
+    assert "Deploy v2" in row and "Renew the certs" in row
+    tree = graph[graph.index('id="entity-tree"') :]
+    assert "<b>Launch</b>" in tree and tree.index("Deploy v2") < tree.index("Renew the certs")
+    proposals = page[page.index('<section id="proposals">') : page.index('<section id="health">')]
+    pending = json.loads(gm("proposals", "--json").out)["proposals"]
+    assert re.search(rf'id="n-proposals" data-value="{len(pending)}"', proposals)
+    assert all(p["kind"] == "merge" for p in pending)  # the fixture's notes differ by a number
+    # The strongest evidence first: the exact duplicate before the notes that differ.
+    first = re.search(r'<tbody><tr data-id="([^"]+)">', proposals)
+    (exact,) = [p for p in pending if p["titles"] == ["Staging DB port", "Staging DB port"]]
+    assert first is not None and first.group(1) == exact["id"]
+    assert 'id="top-recalled"' in page
+    dom, log = _browse(out, tmp_path / "profile")
+    assert _console_messages(log) == []
+    assert re.search(r'<tr class="blocked" data-id="[^"]+"><td>Deploy v2</td>', dom)

@@ -129,6 +129,20 @@ def test_answers_as_the_full_cli_does(
     assert compared == len(QUERIES) * len(OPTIONS)
 
 
+def test_both_paths_log_the_recall_for_sleep(
+    searchable: Path, gm: Callable[..., Result], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Recall statistics (gitmem.consolidate.recallstats) see a quick recall as a full one."""
+    log = searchable / ".gitmem" / "recalls.log"
+    log.unlink(missing_ok=True)
+    args = [QUERIES[0], "--json", *NOW]
+    assert quick(args, capsys) is not None
+    full = gm("recall", *args)
+    ids = [hit["id"] for hit in json.loads(full.out)["hits"]]
+    lines = log.read_text().splitlines()
+    assert ids and [line.split()[1:] for line in lines] == [ids, ids]
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -260,7 +260,14 @@ def stats(report: dict[str, Any]) -> None:
     for line in sync_lines(report["sync"]):
         say(line)
     say(f"index     {report['index']['state']}")
-    say(f"recall    {report['recall']['note']}")
+    recall, graph, proposals = report["recall"], report["graph"], report["proposals"]
+    say(f"recall    {recall['note']}; {recall['never_recalled']} active never recalled")
+    say(
+        f"graph     {graph['entities']} entities, {graph['blocked']} blocked, "
+        f"{graph['dangling']} dangling edges"
+    )
+    decided = ", ".join(f"{n} {status}" for status, n in proposals["decided"].items())
+    say(f"proposals {proposals['pending']} pending" + (f" ({decided} decided)" if decided else ""))
 
 
 def _count_table(name: str, rows: list[tuple[str, int]]) -> None:

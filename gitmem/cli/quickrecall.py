@@ -153,7 +153,11 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
     # (IndexNotCurrent, HEAD moved since the check above: the full CLI's).
     index = Index(StoreTip(root), model, catch_up=False, rank_without_numpy=True)
     known = RecordTypes(types, index.has_type)
-    return recall(index, request.query, recall_options(request.arguments(), env, types=known))
+    result = recall(index, request.query, recall_options(request.arguments(), env, types=known))
+    from gitmem.consolidate.recallstats import note_recall
+
+    note_recall(root / ".gitmem", [hit.id for hit in result.hits])  # as Store.recall, for sleep
+    return result
 
 
 class _Declined(Exception):

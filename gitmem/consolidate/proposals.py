@@ -61,6 +61,12 @@ class Proposal:
     def decided_as(self, status: str, moment: str, note: str, by: str) -> Proposal:
         return replace(self, status=status, decided=moment, note=note, by=by)
 
+    @property
+    def strength(self) -> float:
+        """How strong its evidence is, to put the best first: the highest similarity of a
+        merge, supersede or link, the age in days of an archive or a demotion."""
+        return max(self.evidence.values(), default=0.0)
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["records"] = list(self.records)

@@ -168,7 +168,9 @@ def scan(
             actions.append(Action("weight", record.id, weight=1.0, why=why))
 
     new = [p for p in found if p.id not in decided]
-    new.sort(key=lambda p: (_ORDER[p.kind], p.id))
+    # The strongest first within a kind: past max_proposals, the weakest wait for the next run,
+    # and every device that scans the same store holds back the same ones.
+    new.sort(key=lambda p: (_ORDER[p.kind], -p.strength, p.id))
     chosen = new[: settings.max_proposals]
     return Findings(
         scanned=len(live),

@@ -14,12 +14,15 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from gitmem.consolidate.proposals import KINDS
 from gitmem.coord.sessiontag import SESSION_TAG
 from gitmem.errors import GitmemError
+from gitmem.graph.entity import Entity
 from gitmem.index.entries import Entry
 from gitmem.insight import svg
 from gitmem.insight.stats import store_stats
 from gitmem.insight.style import CSS
+from gitmem.insight.work import Work, read_work
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -30,12 +33,17 @@ DECISIONS = 12  # latest decisions shown, each with its supersede chain
 CHAIN = 6  # older versions followed back per decision
 SESSIONS = 12
 TABLE_ROWS = 12
+PARENTS = 15  # groups of the entity graph shown (largest first), each with CHILDREN at most
+CHILDREN = 20
+BLOCKERS = 25
+PROPOSALS = 20
 
 
 def render_report(store: Store, since: datetime | None = None) -> tuple[str, dict[str, Any]]:
     """The page, and the stats it shows."""
     entries = store.index().every()
-    stats = store_stats(store, since, entries)
+    work = read_work(store)
+    stats = store_stats(store, since, entries, work)
     start = None if since is None else since.timestamp()
     recent = [e for e in entries if start is None or e.updated >= start]
     body = [
@@ -44,9 +52,10 @@ def render_report(store: Store, since: datetime | None = None) -> tuple[str, dic
         _growth(stats),
         _breakdown(stats),
         _decisions(store, recent),
+        _graph(work, stats["graph"]),
         _sessions(recent),
-        _proposals(),
-        _health(stats),
+        _proposals(work, stats["proposals"]),
+        _health(stats, entries),
     ]
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -220,14 +229,106 @@ def _sessions(entries: Sequence[Entry]) -> str:
     )
 
 
-def _proposals() -> str:
-    return (
-        '<section id="proposals"><h2>Waiting for review</h2><p class="empty" data-value="0">'
-        "No pending proposals.</p></section>"
+def _graph(work: Work, counts: dict[str, Any]) -> str:
+    """The work graph: its size, what is blocked (highlighted, with the chain of blockers and
+    for how long, from history), and the entities grouped under their parent."""
+    graph = work.graph
+    if not graph.entities:
+        return _section(
+            "graph",
+            "Work graph",
+            _empty("No entities: index the plans and tasks with `gitmem entity index-all`."),
+        )
+    cards = [
+        _card("entities", "entities", counts["entities"]),
+        _card("blocked", "blocked", counts["blocked"]),
+        _card("dangling", "dangling edges", counts["dangling"]),
+    ]
+    rows = []
+    for blocked in work.blocked[:BLOCKERS]:
+        e, data = blocked.entity, blocked.to_dict(work.now)
+        days = "—" if data["blocked_days"] is None else f"{data['blocked_days']:g} days"
+        chain = " ← ".join(
+            escape(link.title or link.key) + (" (cycle)" if link.cycle else "")
+            for link in blocked.chain[:4]
+        )
+        rows.append(
+            f'<tr class="blocked" data-id="{escape(e.id)}"><td>{escape(e.title)}</td>'
+            f"<td>{escape(e.state)}</td><td class=num>{days}</td><td>{chain or '—'}</td></tr>"
+        )
+    table = (
+        '<table id="blockers"><thead><tr><th>blocked</th><th>state</th><th class="num">for'
+        f"</th><th>by</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else _empty("Nothing is blocked.")
+    )
+    blocked_ids = {b.entity.id for b in work.blocked}
+    groups: dict[str, list[str]] = {}
+    for edge in (edge for edges in graph.out.values() for edge in edges):
+        if edge.rel == "parent" and edge.target in graph.entities:
+            groups.setdefault(edge.target, []).append(edge.source)
+    items = []
+    for parent, children in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:PARENTS]:
+        shown = sorted(children, key=lambda c: (c not in blocked_ids, graph.entities[c].title))
+        lis = "".join(_entity_li(graph.entities[c], c in blocked_ids) for c in shown[:CHILDREN])
+        more = len(shown) - CHILDREN
+        if more > 0:
+            lis += f'<li class="note">{more} more</li>'
+        head = graph.entities[parent]
+        items.append(
+            f'<li><b>{escape(head.title)}</b> <span class="meta">{escape(head.type)} · '
+            f"{escape(head.state or 'no state')}</span><ul>{lis}</ul></li>"
+        )
+    tree = f'<ul id="entity-tree">{"".join(items)}</ul>' if items else ""
+    return _section(
+        "graph",
+        "Work graph",
+        f'<div class="cards">{"".join(cards)}</div><h3>Blocked</h3>{table}'
+        + (f"<h3>By parent</h3>{tree}" if tree else ""),
     )
 
 
-def _health(stats: dict[str, Any]) -> str:
+def _entity_li(entity: Entity, blocked: bool) -> str:
+    css = ' class="blocked"' if blocked else ""
+    return (
+        f'<li{css} data-id="{escape(entity.id)}">{escape(entity.title)} '
+        f'<span class="meta">{escape(entity.state or "no state")}</span></li>'
+    )
+
+
+def _proposals(work: Work, counts: dict[str, Any]) -> str:
+    """What gitmem sleep proposed and nobody has decided yet (docs/consolidation.md): merges
+    first, then supersedes, demotions, archives, links; the strongest evidence first."""
+    rank = {kind: n for n, kind in enumerate(KINDS)}  # merges first: the store's worst rot
+    pending = sorted(
+        (p for p in work.proposals if p.status == "pending"),
+        key=lambda p: (rank.get(p.kind, len(rank)), -p.strength, p.id),
+    )
+    decided = ", ".join(f"{n} {status}" for status, n in counts["decided"].items())
+    said = f'<p class="note">Decided: {escape(decided)}.</p>' if decided else ""
+    if not pending:
+        return (
+            '<section id="proposals"><h2>Waiting for review</h2><p class="empty" data-value="0">'
+            f"No pending proposals (`gitmem sleep` makes them).</p>{said}</section>"
+        )
+    rows = "".join(
+        f'<tr data-id="{escape(p.id)}"><td><code>{escape(p.id)}</code></td>'
+        f"<td>{escape(p.kind)}</td><td>{escape(' · '.join(p.titles or p.records))}</td>"
+        f"<td>{escape(p.why)}</td></tr>"
+        for p in pending[:PROPOSALS]
+    )
+    more = len(pending) - PROPOSALS
+    tail = f'<p class="note">{more} more: `gitmem proposals`.</p>' if more > 0 else ""
+    return (
+        f'<section id="proposals"><h2>Waiting for review</h2><p><span id="n-proposals" '
+        f'data-value="{len(pending)}">{len(pending)}</span> pending: decide each with '
+        "<code>gitmem decide ID --accept|--reject</code>.</p>"
+        '<table id="proposal-list"><thead><tr><th>id</th><th>kind</th><th>records</th>'
+        f"<th>why</th></tr></thead><tbody>{rows}</tbody></table>{tail}{said}</section>"
+    )
+
+
+def _health(stats: dict[str, Any], entries: Sequence[Entry]) -> str:
     sync, index = stats["sync"], stats["index"]
     if not sync["remote"]:
         line = "no remote: this memory lives on this machine only"
@@ -242,10 +343,18 @@ def _health(stats: dict[str, Any]) -> str:
         )
     state = escape(str(index.get("state", "unknown")))
     css = "good" if index.get("state") == "current" else "bad"
-    recall = escape(stats["recall"]["note"])
+    recall = stats["recall"]
+    titles = {e.id: e.title for e in entries}
+    top = "".join(
+        f'<li data-id="{escape(rid)}">{escape(titles.get(rid, rid))} <b>{n}</b></li>'
+        for rid, n in recall["top"]
+    )
     return (
         '<section id="health"><h2>Sync and index</h2>'
         f'<p id="sync-line">Sync: {line}</p>'
         f'<p>Search index: <span id="index-state" class="{css}">{state}</span></p>'
-        f'<p class="note">Recall statistics: {recall}.</p></section>'
+        f'<p class="note" id="recall-line">Recall statistics: {escape(recall["note"])}; '
+        f"{recall['never_recalled']} active record(s) never recalled.</p>"
+        + (f'<h3>Most recalled</h3><ol id="top-recalled">{top}</ol>' if top else "")
+        + "</section>"
     )

@@ -4,8 +4,7 @@ Everything is read from what is already kept, so a large store answers in about 
 the records at HEAD from the search index's catalog (one row each, no record is parsed), the
 writes from the commits' `Gitmem-Operation` trailers (forgets and supersedes exist only in
 history), sync from the state the last sync left (no network), the index's health from its
-stamp. Recall statistics are not recorded yet (consolidation, issue 22, brings them, in the
-cache): the answer says so rather than showing zeros.
+stamp, the work graph, proposals and recall statistics from gitmem.insight.work.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from gitmem.index.entries import Entry
 
 if TYPE_CHECKING:
     from gitmem.api import Store
+    from gitmem.insight.work import Work
 
 __all__ = ["TOP_TAGS", "store_stats", "week_of"]
 
@@ -32,15 +32,20 @@ def week_of(moment: datetime) -> datetime:
 
 
 def store_stats(
-    store: Store, since: datetime | None = None, entries: list[Entry] | None = None
+    store: Store,
+    since: datetime | None = None,
+    entries: list[Entry] | None = None,
+    work: Work | None = None,
 ) -> dict[str, Any]:
     """The whole answer of `gitmem stats --json`; `since` limits growth and the history counts
     to what was written from then on (the counts of records are always of HEAD)."""
+    from gitmem.insight.work import graph_stats, proposal_stats, read_work, recall_stats
     from gitmem.status import store_status
     from gitmem.sync.state import sync_status
 
     found = store.index().every() if entries is None else entries
     status = store_status(store)
+    work = read_work(store) if work is None else work
     return {
         "store": str(store.root),
         "head": status["head"],
@@ -52,7 +57,9 @@ def store_stats(
         "history": _history(store, since),
         "sync": sync_status(store),
         "index": status["index"],
-        "recall": {"recorded": False, "note": "recall statistics are not recorded yet"},
+        "graph": graph_stats(work),
+        "proposals": proposal_stats(work),
+        "recall": recall_stats(store, found),
     }
 
 
