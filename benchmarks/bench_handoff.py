@@ -9,8 +9,9 @@ Each figure is the median of --runs processes, the JSON and the text form altern
 the handoff's own share is visible; the in-process call (Store.coord().handoff), median of
 --runs calls; and the SessionStart hook with and without `hooks.handoff_bytes = 2048`,
 alternated (config.toml edited in the work tree between runs; the hook reads it from there).
-The package's bytecode is compiled first, as a wheel install does. The work graph's part
-(2k entities) joins after issue 19's graph branch lands (docs/coord.md).
+The package's bytecode is compiled first, as a wheel install does. --entities (2,000) of the
+records are work-graph entities (bench_graph.write_entities: tasks under 20 initiatives, some
+blocked), indexed through the product, so the handoff's graph part has a real graph to read.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compiled, machine, make_store, median, write_json
+from bench_graph import write_entities
+from bench_hooks import project_dir
 
 from gitmem.api import Store
+from gitmem.graph.indexer import Watched
 
 AGENTS = ("alice", "bob", "claude-code", "codex")
 
@@ -140,13 +144,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--entities", type=int, default=2000)
     parser.add_argument("--json")
     args = parser.parse_args()
 
-    root = make_store(args.records)
+    root = make_store(args.records - args.entities)
     try:
         store = Store.open(root)
         store.import_records(coordination(datetime.now(UTC)), agent="bench")
+        if args.entities:
+            project = project_dir()
+            write_entities(project, args.entities)
+            where = Watched(project, "github.com/acme/widget", ("docs", "notes"))
+            indexed = store.graph.index_all(where)
+            assert indexed.report.count("new") == args.entities
         env = compiled(
             {
                 **os.environ,
@@ -183,6 +194,7 @@ def main() -> None:
         report = {
             "machine": machine(),
             "records": args.records + 650,
+            "entities": args.entities,
             "runs": args.runs,
             "figures": figures,
             "handoff_parts": sizes,

@@ -216,14 +216,50 @@ def agent_hooks(t: Tour) -> None:
     t.gitmem("setup --host claude-code --uninstall")
 
 
+def work_graph(t: Tour) -> None:
+    t.section("Work graph and coordination: plans as Markdown, blockers, a handoff")
+    docs = t.root / "widget" / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "launch.md").write_text("---\ntype: initiative\nstatus: active\n---\n# Launch v2\n")
+    (docs / "certs.md").write_text(
+        "---\ntype: task\nstatus: todo\ninitiative: launch\n---\n# Renew the TLS certs\n"
+    )
+    (docs / "deploy.md").write_text(
+        "---\ntype: task\nstatus: blocked\ninitiative: launch\nblocked_by: certs\n---\n"
+        "# Deploy v2 to production\n\nWaits for [[certs]].\n"
+    )
+    t.gitmem("entity index-all --project-dir widget")
+    if "Deploy v2 to production" not in t.gitmem("graph blockers"):
+        sys.exit("demo: the blocked task is not among the blockers")
+    t.gitmem('send codex handoff "The deploy is yours once the certs are renewed"')
+    t.gitmem('task start "Renew the TLS certs"')
+    t.env["GITMEM_AGENT"] = "codex"
+    try:
+        if "The deploy is yours" not in t.gitmem("graph handoff --hours 1"):
+            sys.exit("demo: the handoff lacks the message for codex")
+    finally:
+        t.env["GITMEM_AGENT"] = "claude-code"
+
+
+def consolidate(t: Tour) -> None:
+    t.section("Consolidation: gitmem sleep proposes, a person decides")
+    for _ in range(2):
+        t.gitmem('record fact "Staging Postgres listens on port 6543." --title "Staging DB port"')
+    if "merge" not in t.gitmem("sleep"):
+        sys.exit("demo: sleep proposed no merge of the two identical facts")
+    t.gitmem("proposals")
+
+
 def insight(t: Tour) -> None:
     t.section("Insight: the memory at a glance, and a report to open in a browser")
     t.gitmem("stats")
     # Outside the throwaway directory, so that it outlives the tour.
     report = Path(tempfile.gettempdir()) / "gitmem-demo-report.html"
     t.gitmem(f"report --html {report}")
-    if "Latest decisions" not in report.read_text(encoding="utf-8"):
-        sys.exit("demo: the report has no decisions section")
+    page = report.read_text(encoding="utf-8")
+    for section in ("Latest decisions", "Work graph", "Waiting for review"):
+        if section not in page:
+            sys.exit(f"demo: the report has no {section!r} section")
     print(f"The report stays at {report}: open {report.as_uri()} in a browser.")
 
 
@@ -241,6 +277,8 @@ STEPS = [
     store_status,
     sync_two_clones,
     agent_hooks,
+    work_graph,
+    consolidate,
     insight,
 ]
 
