@@ -199,8 +199,20 @@ def test_supersede_undoes_the_file_it_wrote(tmp_path: Path) -> None:
     refused_then_done(store, [*command, "--store", str(store)], limit, Path(old).name)
 
 
+def _schemas_limit() -> int:
+    """A file size limit that every object of the template's blobs fits under and no schema
+    file does: `init` then fails writing the schemas, whatever the shipped files hold."""
+    template = Path(__file__).resolve().parents[1] / "store-template"
+    files = [p.read_bytes() for p in template.rglob("*") if p.is_file()]
+    biggest = max(len(zlib.compress(b"blob %d\0" % len(d) + d)) for d in files)
+    smallest = min(p.stat().st_size for p in (template / "schemas").glob("*.toml"))
+    assert biggest + 64 < smallest, "a template file no longer fits the test's gap; see above"
+    return (biggest + smallest) // 2
+
+
 @pytest.mark.parametrize(
-    ("limit", "place"), [(100, "/store:"), (300, "/store/.git/objects"), (1_000, "/store/schemas/")]
+    ("limit", "place"),
+    [(100, "/store:"), (300, "/store/.git/objects"), (_schemas_limit(), "/store/schemas/")],
 )
 def test_init_on_a_full_disk(tmp_path: Path, limit: int, place: str) -> None:
     """Refused while making .git, its first objects, or the template's files: what was made
