@@ -61,7 +61,7 @@ def handoff(
         "since": format_time(since),
         "until": format_time(moment),
         "hours": hours,
-        **{key: part.get(key, []) for key in GRAPH_KEYS},
+        **{key: part.get(key, [])[:LIST_MAX] for key in GRAPH_KEYS},  # newest, longest first
         "sessions": [
             session_json(s) for s in sessions.sessions(store, last=moment - since, now=moment)
         ][:LIST_MAX],

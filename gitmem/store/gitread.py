@@ -8,7 +8,7 @@ PathStatus, Identity), so no other module meets a pygit2 object.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,6 +173,18 @@ class GitReader:
         except KeyError:
             return None
         return str(entry.id) if entry.type_str == "blob" else None
+
+    def entry_ids(self, commit_id: str, paths: Iterable[str]) -> dict[str, str | None]:
+        """The id of each path's entry at a commit, a blob's or a tree's (None: absent), the
+        commit's tree read once: a history walk asks for many paths per commit."""
+        tree = self._repo[commit_id].peel(pygit2.Tree)
+        out: dict[str, str | None] = {}
+        for path in paths:
+            try:
+                out[path] = str(tree[path].id)
+            except KeyError:
+                out[path] = None
+        return out
 
     def blob(self, blob_id: str) -> bytes:
         """A blob's bytes (KeyError if there is none). Read from the object database directly:
