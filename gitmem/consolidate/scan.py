@@ -17,6 +17,13 @@ from gitmem.store.record import Record, format_time
 
 __all__ = ["Action", "Findings", "scan"]
 
+# Records gitmem's own commands write, which a merge or a demotion would fight: an entity
+# mirrors its file (the next index rewrites it), messages and tasks are coordination, not
+# knowledge. SESSION_TAG is gitmem.coord.sessiontag's (a wing of the same layer, so not
+# imported; tests/test_consolidate.py checks they agree).
+WRITTEN_BY_GITMEM = frozenset({"entity", "message", "task"})
+SESSION_TAG = "session"
+
 _DAY = 86400.0
 _ORDER = {"merge": 0, "supersede": 1, "archive": 2, "demote": 3, "link": 4}
 
@@ -59,9 +66,18 @@ def scan(
     since: datetime | None = None,
 ) -> Findings:
     """Findings over the active, non-private `records` (private ones never leave the device,
-    and a proposal naming one would). `decided`: ids of proposals already in the store.
-    With `since`, pairs need one record updated since then."""
-    live = [r for r in records if r.status == "active" and r.scope != "private"]
+    and a proposal naming one would) that people and agents write: not the mirrors and logs
+    gitmem's commands keep (WRITTEN_BY_GITMEM, the hooks' session records). `decided`: ids
+    of proposals already in the store. With `since`, pairs need one record updated since
+    then."""
+    live = [
+        r
+        for r in records
+        if r.status == "active"
+        and r.scope != "private"
+        and r.type not in WRITTEN_BY_GITMEM
+        and SESSION_TAG not in r.tags
+    ]
     by_id = {r.id: r for r in live}
     stamp = format_time(now)
     found: list[Proposal] = []
