@@ -4,12 +4,14 @@ stale records, and clean records that `gitmem sleep` must leave alone. Test scaf
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from gitmem.store.store import Store
 
-__all__ = ["NOW", "Planted", "plant"]
+__all__ = ["NOW", "Planted", "Score", "plant", "score"]
 
 NOW = datetime.now(UTC).replace(microsecond=0)  # the CLI runs at the real time
 
@@ -251,3 +253,49 @@ def plant(store: Store) -> Planted:
     for type_, title, body in CLEAN:
         truth.clean.add(put(type_, title, body, at))
     return truth
+
+
+@dataclass(frozen=True)
+class Score:
+    """Proposals against the planted truth."""
+
+    duplicates: int  # planted duplicate pairs proposed as merges
+    planted: int  # planted duplicate pairs
+    proposals: int
+    wrong: int  # proposals that are not planted truth (any naming a clean record among them)
+    clean_named: frozenset[str]  # clean records some proposal names
+
+    @property
+    def found(self) -> float:
+        return self.duplicates / self.planted
+
+    @property
+    def wrong_share(self) -> float:
+        return self.wrong / max(1, self.proposals)
+
+
+def score(proposed: Iterable[Mapping[str, Any]], truth: Planted) -> Score:
+    """Score proposals (as `gitmem sleep --json` lists them): a merge is right when it names a
+    planted duplicate pair, a supersede a planted contradiction, an archive or a demotion a
+    planted stale record; anything naming a clean record, and any other kind, is wrong."""
+    wrong = 0
+    count = 0
+    merged: set[frozenset[str]] = set()
+    clean: set[str] = set()
+    for p in proposed:
+        count += 1
+        ids = frozenset(p["records"])
+        clean |= ids & truth.clean
+        if ids & truth.clean:
+            wrong += 1
+        elif p["kind"] == "merge":
+            merged.add(ids)
+            wrong += ids not in truth.duplicates
+        elif p["kind"] == "supersede":
+            wrong += ids not in truth.contradictions
+        elif p["kind"] in ("archive", "demote"):
+            wrong += not ids <= truth.stale
+        else:
+            wrong += 1
+    found = len(merged & truth.duplicates)
+    return Score(found, len(truth.duplicates), count, wrong, frozenset(clean))

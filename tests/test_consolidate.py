@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from conftest import Result, assert_clean, git, snapshot
-from sleepfixture import NOW, Planted, plant
+from sleepfixture import NOW, Planted, plant, score
 from tinymodel import build_tiny_model
 
 from gitmem.consolidate.recallstats import LOG_NAME, note_recall, read_stats
@@ -38,27 +39,6 @@ def _unstamped(proposal: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in proposal.items() if k != "created"}
 
 
-def _score(proposed: list[dict[str, object]], truth: Planted) -> tuple[float, float]:
-    """(share of planted duplicates proposed as merges, share of proposals that are wrong)."""
-    wrong = 0
-    merged: set[frozenset[str]] = set()
-    for p in proposed:
-        ids = frozenset(p["records"])  # type: ignore[arg-type]
-        if ids & truth.clean:
-            wrong += 1
-        elif p["kind"] == "merge":
-            merged.add(ids)
-            wrong += ids not in truth.duplicates
-        elif p["kind"] == "supersede":
-            wrong += ids not in truth.contradictions
-        elif p["kind"] == "archive":
-            wrong += not ids <= truth.stale
-        else:
-            wrong += 1
-    found = len(merged & truth.duplicates) / len(truth.duplicates)
-    return found, wrong / max(1, len(proposed))
-
-
 def test_sleep_proposes_the_planted_truth_and_leaves_clean_records_alone(
     store_path: Path, planted: Planted, gm: Gm
 ) -> None:
@@ -73,8 +53,11 @@ def test_sleep_proposes_the_planted_truth_and_leaves_clean_records_alone(
     # straddle a second).
     assert [_unstamped(p) for p in proposed] == [_unstamped(p) for p in dry["proposed"]]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", p["created"]) for p in proposed)
-    found, wrong = _score(proposed, planted)
-    assert found >= 0.9 and wrong <= 0.1, (found, wrong)
+    # Measured over 30 plantings (benchmarks/sleep_truth.py): every planted duplicate found,
+    # no proposal wrong; the texts are fixed, only the ids' random ends change.
+    got = score(proposed, planted)
+    assert got.clean_named == frozenset(), got
+    assert (got.duplicates, got.wrong) == (got.planted, 0), got
     kinds = {p["kind"] for p in proposed}
     assert {"merge", "supersede", "archive"} <= kinds
     stale = {p["records"][0] for p in proposed if p["kind"] == "archive"}
@@ -266,7 +249,7 @@ def _record(rid: str, title: str, body: str) -> Record:
     return Record(rid, "fact", title, body, NOW, NOW)
 
 
-def test_near_duplicates_is_one_function_capture_can_reuse() -> None:
+def test_near_duplicates_joins_on_words_and_on_meaning() -> None:
     one = _record("a", "Port", "The staging database listens on port 5433")
     two = _record("b", "Port", "On port 5433 the staging database listens")
     three = _record("c", "Queue", "Jobs run on Redis streams")
@@ -297,8 +280,8 @@ def test_with_a_model_the_pass_also_compares_meaning(
     assert answer["semantic"] is True
     proposed = answer["proposed"]
     assert isinstance(proposed, list)
-    found, wrong = _score([p for p in proposed if p["kind"] != "link"], planted)
-    assert found >= 0.9 and wrong <= 0.1, (found, wrong)
+    got = score([p for p in proposed if p["kind"] != "link"], planted)
+    assert got.found >= 0.9 and got.wrong_share <= 0.1, got
     assert any("cosine" in p["evidence"] for p in proposed if p["kind"] == "merge")
 
 
@@ -370,3 +353,91 @@ def test_records_gitmem_writes_itself_are_left_to_their_commands(
     kinds = {Store.open(store_path).get(rid).type for rid in named}
     assert [p["kind"] for p in proposed] == ["merge"] and kinds == {"fact"}, proposed
     assert {"entity", "message", "task"} == WRITTEN_BY_GITMEM
+
+
+def _pairs(proposed: object, kind: str) -> set[frozenset[str]]:
+    assert isinstance(proposed, list)
+    return {frozenset(p["records"]) for p in proposed if p["kind"] == kind}
+
+
+def test_since_looks_only_at_pairs_with_a_record_written_since_then(
+    store_path: Path, planted: Planted, gm: Gm
+) -> None:
+    """The planted pairs' newer records are 25 (paraphrases), 27 (exact copies) and 30 days
+    old (contradictions); stale records are looked for in the whole store either way."""
+    updated = {r.id: r.updated for r in Store.open(store_path).records()}
+    cut = NOW - timedelta(days=26)
+    recent = {pair for pair in planted.duplicates if max(updated[i] for i in pair) >= cut}
+    assert len(recent) == 4  # the paraphrased pairs
+    answer = _sleep(gm, "--dry-run", "--since", "26d")
+    assert _pairs(answer["proposed"], "merge") == recent
+    assert _pairs(answer["proposed"], "supersede") == set()
+    assert {i for pair in _pairs(answer["proposed"], "archive") for i in pair} == planted.stale
+
+    assert _pairs(_sleep(gm, "--dry-run", "--since", "1d")["proposed"], "merge") == set()
+    clean = next(r for r in Store.open(store_path).records() if r.id in planted.clean)
+    done = gm("record", clean.type, clean.body, "--title", clean.title, "--json")
+    assert done.code == 0, done.err
+    (copy,) = json.loads(done.out)["ids"]
+    today = _sleep(gm, "--dry-run", "--since", "1d")
+    assert _pairs(today["proposed"], "merge") == {frozenset((clean.id, copy))}
+    everything = _sleep(gm, "--dry-run")
+    assert _pairs(everything["proposed"], "merge") == {
+        *planted.duplicates,
+        frozenset((clean.id, copy)),
+    }
+
+
+def test_a_heavier_stale_record_is_demoted_once_the_recall_log_covers_stale_days(
+    store_path: Path, planted: Planted, gm: Gm
+) -> None:
+    store = Store.open(store_path)
+    old = NOW - timedelta(days=400)
+    heavy = store.record(
+        "fact", "The build farm has 12 ARM runners.", title="Build farm", weight=2.0, now=old
+    )
+    recalled = store.record(
+        "fact",
+        "Nightly exports land in the analytics bucket.",
+        title="Exports",
+        weight=2.0,
+        now=old,
+    )
+    cache = store_path / ".gitmem"
+    note_recall(cache, [recalled.record.id])  # recalled today: the log covers no time yet
+
+    def demotions() -> list[dict[str, object]]:
+        proposed = _sleep(gm, "--dry-run")["proposed"]
+        assert isinstance(proposed, list)
+        # The planted stale records are light: archived, never demoted.
+        archived = {p["records"][0] for p in proposed if p["kind"] == "archive"}
+        assert archived == planted.stale
+        return [p for p in proposed if p["kind"] == "demote"]
+
+    assert demotions() == []  # not enough recall statistics to call it unrecalled
+    note_recall(cache, [sorted(planted.clean)[0]], when=(NOW - timedelta(days=200)).timestamp())
+    (demote,) = demotions()  # the recalled one is not stale
+    assert demote["records"] == [heavy.record.id]
+    assert demote["weight"] == 0.5  # halved, but not below stale_weight (0.5)
+    assert demote["evidence"]["logged_days"] >= 200  # type: ignore[index]
+    _sleep(gm)
+    assert gm("decide", demote["id"], "--accept").code == 0  # type: ignore[arg-type]
+    assert Store.open(store_path).get(heavy.record.id).weight == 0.5
+    # Decided: not proposed again (and accepting it updated the record: not stale now).
+    assert _sleep(gm, "--dry-run")["proposed"] == []
+    assert_clean(store_path)
+
+
+def test_a_threshold_in_config_changes_what_is_found(
+    store_path: Path, planted: Planted, gm: Gm
+) -> None:
+    bodies = {r.id: r.body for r in Store.open(store_path).records()}
+    exact = {pair for pair in planted.duplicates if len({bodies[i] for i in pair}) == 1}
+    assert len(exact) == 5
+    assert _pairs(_sleep(gm, "--dry-run")["proposed"], "merge") == planted.duplicates
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + "\n[sleep]\nduplicate_jaccard = 0.95\n")
+    git(store_path, "commit", "-qam", "only near-identical texts are duplicates")
+    strict = _sleep(gm, "--dry-run")["proposed"]
+    assert _pairs(strict, "merge") == exact  # the paraphrases fall below 0.95
+    assert not any(ids & planted.clean for ids in _pairs(strict, "supersede"))

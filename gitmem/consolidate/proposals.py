@@ -5,13 +5,17 @@ rejection made on one device is known on all of them, and the same proposal is n
 again. The id is a hash of the kind and the records it names, so two devices that find the
 same thing write the same file. The files sit outside `records/`, so the index and recall
 never see them (docs/consolidation.md).
+
+Two devices that both ran sleep before syncing wrote the same file with different `created`
+stamps, so sync meets two versions of it; `merge_choice` says which stays, so that a decision
+made on either device is never lost to a pending copy (gitmem.sync.merge).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -26,6 +30,7 @@ __all__ = [
     "dump_proposal",
     "find_proposal",
     "load_proposals",
+    "merge_choice",
     "parse_proposal",
     "proposal_id",
 ]
@@ -107,6 +112,13 @@ def parse_proposal(data: bytes, path: str) -> Proposal:
     expected = proposal_id(str(raw["kind"]), tuple(records))
     if raw.get("id") != expected or path != f"{PROPOSALS_DIR}/{expected}.json":
         raise RecordInvalid(f"{path}: the id does not match its kind and records ({expected})")
+    evidence, titles = raw.get("evidence") or {}, raw.get("titles") or []
+    if not isinstance(evidence, dict) or not all(
+        isinstance(v, int | float) for v in evidence.values()
+    ):
+        raise RecordInvalid(f"{path}: evidence must map names to numbers")
+    if not isinstance(titles, list):
+        raise RecordInvalid(f"{path}: titles must be a list")
     return Proposal(
         id=expected,
         kind=str(raw["kind"]),
@@ -115,8 +127,8 @@ def parse_proposal(data: bytes, path: str) -> Proposal:
         created=str(raw.get("created", "")),
         keep=str(raw.get("keep", "")),
         weight=float(weight) if isinstance(weight, int | float) else None,
-        evidence={str(k): float(v) for k, v in dict(raw.get("evidence") or {}).items()},
-        titles=tuple(str(t) for t in raw.get("titles") or ()),
+        evidence={str(k): float(v) for k, v in evidence.items()},
+        titles=tuple(str(t) for t in titles),
         status=str(raw["status"]),
         decided=str(raw.get("decided", "")),
         note=str(raw.get("note", "")),
@@ -145,3 +157,33 @@ def find_proposal(store: Reader, prefix: str) -> Proposal:
         shown = ", ".join(p.id for p in matches[:10])
         raise UsageError(f'"{prefix}" is ambiguous; it matches {shown} — give more of the id')
     return matches[0]
+
+
+def merge_choice(path: str, versions: Sequence[tuple[str, bytes]]) -> tuple[str, str] | None:
+    """Of several versions (blob id, content) of one proposal file, the one a sync merge keeps
+    and why; None when one does not parse (then the plain file rule decides).
+
+    A decision beats a pending copy: a rejection or an acceptance is a person's word, and
+    pending is what any device that ran sleep writes. An acceptance beats a rejection: its
+    record changes are in the merged tree whichever status wins, so "accepted" is the one
+    that tells the truth about HEAD (`git revert` of its commit undoes it). Two decisions
+    alike: the later `decided`; two pending copies: the earlier `created`. Last, the larger
+    blob id, so every device keeps the same version whichever merges first."""
+    try:
+        parsed = [(blob, parse_proposal(data, path)) for blob, data in versions]
+    except RecordInvalid:
+        return None
+    decided = [(blob, p) for blob, p in parsed if p.status != "pending"]
+    if not decided:
+        first = min(p.created for _, p in parsed)
+        blob = max(b for b, p in parsed if p.created == first)
+        return blob, f"both pending: the one proposed first ({first or 'undated'}) stays"
+    blob, kept = max(decided, key=lambda v: (v[1].status == "accepted", v[1].decided, v[0]))
+    statuses = {p.status for _, p in parsed}
+    if "pending" in statuses:
+        why = f"{kept.status} ({kept.decided or 'undated'}) beats pending"
+    elif len(statuses) > 1:
+        why = "accepted beats rejected: the acceptance's changes are in the tree"
+    else:
+        why = f"both {kept.status}: the later decision ({kept.decided or 'undated'}) stays"
+    return blob, why

@@ -2,8 +2,9 @@
 comparing every pair (the prefix and positional filters of similarity joins), and the
 embedding cosine when a caller passes a neighbour search.
 
-`near_duplicates(records)` is the one entry point: capture (issue 20) can use it to check a
-new record against the store, and `gitmem sleep` uses it for the whole store.
+`near_duplicates(records)` is the entry point, used by `gitmem sleep` for the whole store
+(measured by benchmarks/bench_sleep.py). Capture keeps its own rule for a new record against
+the store (gitmem/capture/dedup.py, measured by benchmarks/bench_capture.py).
 """
 
 from __future__ import annotations

@@ -11,8 +11,12 @@ side's version. When both sides changed it differently:
   and the winner lists it in `supersedes`;
 - a record edited on one side and forgotten (deleted) on the other: the edited version stays
   (nothing is lost; forget it again if that was meant);
-- any other file (config.toml, a schema): the version with the larger blob id wins and the
-  other stays in the history of its own parent commit; both are named in the report.
+- a file whose versions have an order of their own (a path rule in `_RULES`: a proposal, where
+  a decision beats a pending copy, gitmem.consolidate.proposals.merge_choice): the version
+  that rule chooses wins;
+- any other file (config.toml, a schema), or a ruled file that does not parse: the version
+  with the larger blob id wins and the other stays in the history of its own parent commit;
+  both are named in the report.
 
 The decision depends only on the base and the set of versions, never on which side is
 "ours", so whichever device merges first, every device ends with the same tree. No file ever
@@ -21,9 +25,10 @@ gets conflict markers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gitmem.consolidate.proposals import PROPOSALS_DIR, merge_choice
 from gitmem.errors import RecordInvalid
 from gitmem.store.git import GitRepo
 from gitmem.store.gitread import Change
@@ -35,6 +40,12 @@ __all__ = ["Conflict", "MergePlan", "plan_merge"]
 _RECORDS = "records/"
 
 Entries = frozenset[tuple[str, str]]  # (path, blob id) of one record id or one file
+
+# A rule for the files under one folder: given the path and its versions (blob id, content),
+# the blob to keep and why, or None to leave it to the larger-blob rule. Each must depend only
+# on the set of versions, so every device keeps the same one.
+Rule = Callable[[str, Sequence[tuple[str, bytes]]], tuple[str, str] | None]
+_RULES: dict[str, Rule] = {PROPOSALS_DIR + "/": merge_choice}
 
 
 @dataclass(frozen=True)
@@ -145,11 +156,17 @@ def _resolve(
         if records is not None:
             return _resolve_record(name, records)
     winner_blob, winner_path = max(versions)
+    why = ""
+    rule = next((r for folder, r in _RULES.items() if name.startswith(folder)), None)
+    chosen = None if rule is None else rule(name, [(b, repo.blob(b)) for b, _ in versions])
+    if chosen is not None:
+        winner_blob, why = chosen[0], f" ({chosen[1]})"
+        winner_path = dict(versions)[winner_blob]
     lost = ", ".join(blob[:10] for blob, _ in versions if blob != winner_blob)
     return {winner_path: repo.blob(winner_blob)}, Conflict(
         name,
         "file",
-        f"{name} was changed on both sides: kept version {winner_blob[:10]}; the other "
+        f"{name} was changed on both sides: kept version {winner_blob[:10]}{why}; the other "
         f"({lost}) stays in history (git show {lost.split(',')[0]})",
     )
 
