@@ -15,7 +15,7 @@ from sleepfixture import NOW, Planted, plant, score
 from tinymodel import build_tiny_model
 
 from gitmem.consolidate.recallstats import LOG_NAME, note_recall, read_stats
-from gitmem.consolidate.similarity import near_duplicates, words
+from gitmem.consolidate.similarity import Budget, near_duplicates, similar_sets, words
 from gitmem.store.record import Record
 from gitmem.store.store import Store
 
@@ -441,3 +441,48 @@ def test_a_threshold_in_config_changes_what_is_found(
     strict = _sleep(gm, "--dry-run")["proposed"]
     assert _pairs(strict, "merge") == exact  # the paraphrases fall below 0.95
     assert not any(ids & planted.clean for ids in _pairs(strict, "supersede"))
+
+
+def test_a_join_stops_within_its_budget_and_keeps_what_it_found() -> None:
+    """Forty copies of one text make 780 alike pairs; a budget of 25 keeps 25, exact ones."""
+    sets = {
+        f"r{i:02d}": words("Deploy the billing worker with the blue green script")
+        for i in range(40)
+    }
+    budget = Budget(comparisons=10**6, pairs=25)
+    pairs = list(similar_sets(sets, 0.6, budget))
+    assert len(pairs) == 25 and budget.stopped and all(score == 1.0 for *_, score in pairs)
+    scored = Budget(comparisons=100, pairs=10**6)
+    assert len(list(similar_sets(sets, 0.6, scored))) == 100 and scored.stopped
+    whole = Budget(comparisons=10**6, pairs=10**6)
+    assert len(list(similar_sets(sets, 0.6, whole))) == 780 and not whole.stopped
+
+
+def test_a_templated_store_stops_early_and_says_so(gm: Gm, store_path: Path) -> None:
+    """Records written from one template are all alike: the pass keeps to its budget, proposes
+    at most max_proposals and tells the person why it stopped and what to change."""
+    config = store_path / "config.toml"
+    config.write_text(config.read_text() + "\n[sleep]\nmax_pairs = 30\n")
+    template = "Nightly report for the billing service: all checks passed, no incidents."
+    items = [
+        {
+            "id": f"nightly-report-{i:02d}",
+            "type": "fact",
+            "title": f"Nightly report {i}",
+            "body": f"{template} Run {i}.",
+            "created": "2026-11-01T06:00:00Z",
+        }
+        for i in range(30)
+    ]
+    source = store_path.parent / "nightly.jsonl"
+    source.write_text("".join(json.dumps(item) + "\n" for item in items))
+    assert gm("import", str(source)).code == 0
+    answer = _sleep(gm, "--dry-run")
+    assert answer["stopped"] is True
+    proposed = answer["proposed"]
+    assert isinstance(proposed, list) and 0 < len(proposed) <= 50
+    assert "stopped early" in str(answer["report"]) and "sleep.duplicate_jaccard" in str(
+        answer["report"]
+    )
+    again = _sleep(gm, "--dry-run")
+    assert [_unstamped(p) for p in again["proposed"]] == [_unstamped(p) for p in proposed]

@@ -23,6 +23,7 @@ def sleep_json(report: SleepReport) -> dict[str, Any]:
         "held": report.held,
         "dry_run": report.dry_run,
         "semantic": report.semantic,
+        "stopped": report.stopped,
         "commits": list(report.commits),
         "report": report.text(),
     }

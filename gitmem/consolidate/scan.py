@@ -12,7 +12,14 @@ from datetime import datetime
 from gitmem.consolidate.proposals import Proposal, proposal_id
 from gitmem.consolidate.recallstats import RecallStats
 from gitmem.consolidate.settings import SleepSettings
-from gitmem.consolidate.similarity import Neighbours, jaccard, near_duplicates, similar_sets, words
+from gitmem.consolidate.similarity import (
+    Budget,
+    Neighbours,
+    jaccard,
+    near_duplicates,
+    similar_sets,
+    words,
+)
 from gitmem.store.record import Record, format_time
 
 __all__ = ["Action", "Findings", "scan"]
@@ -47,6 +54,7 @@ class Findings:
     actions: tuple[Action, ...]
     known: int  # found again, but already proposed or decided: not proposed again
     held: int  # found, but past max_proposals this run
+    stopped: bool = False  # a word join ran out of its budget (max_pairs, max_comparisons)
 
 
 def _keeper(a: Record, b: Record) -> tuple[Record, Record]:
@@ -100,12 +108,14 @@ def scan(
             near[record.id] = [(o, s) for o, s in neighbours(record) if o in by_id]
         return near.get(record.id, [])
 
+    budgets = [Budget(settings.max_comparisons, settings.max_pairs) for _ in range(2)]
     paired: set[tuple[str, str]] = set()
     for pair in near_duplicates(
         live,
         threshold=settings.duplicate_jaccard,
         cosine=settings.duplicate_cosine,
         neighbours=remembered if neighbours is not None else None,
+        budget=budgets[0],
     ):
         paired.add((pair.a, pair.b))
         a, b = by_id[pair.a], by_id[pair.b]
@@ -123,7 +133,7 @@ def scan(
         propose("merge", tuple(sorted((a.id, b.id))), why, keep=kept.id, evidence=evidence)
 
     titles = {r.id: words(r.title) for r in live}
-    for a_id, b_id, score in similar_sets(titles, settings.subject_jaccard):
+    for a_id, b_id, score in similar_sets(titles, settings.subject_jaccard, budgets[1]):
         a, b = by_id[a_id], by_id[b_id]
         if (a_id, b_id) in paired or a.type != b.type or not fresh(a_id, b_id):
             continue
@@ -194,4 +204,5 @@ def scan(
         actions=tuple(actions[: settings.max_actions]),
         known=len(found) - len(new),
         held=len(new) - len(chosen),
+        stopped=any(b.stopped for b in budgets),
     )

@@ -28,6 +28,8 @@ class SleepSettings:
     recall_settle: int = 5  # recalled this often with weight < 1: weight settled to 1 unattended
     max_actions: int = 20  # unattended commits per run
     max_proposals: int = 50  # new proposals per run
+    max_pairs: int = 20_000  # alike pairs one word join keeps before it stops early ...
+    max_comparisons: int = 5_000_000  # ... or candidate pairs it scores (a templated store)
     feedback_step: float = 1.25  # --useful multiplies the weight by this, --not-useful divides
     weight_floor: float = 0.25  # feedback and demotion never go below ...
     weight_ceiling: float = 4.0  # ... or above these (recall's weight factor clamps there too)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gitmem.store.record import Record
 
-__all__ = ["Pair", "jaccard", "near_duplicates", "similar_sets", "words"]
+__all__ = ["Budget", "Pair", "jaccard", "near_duplicates", "similar_sets", "words"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -25,6 +25,30 @@ _STOP = frozenset(
 )
 
 Neighbours = Callable[[Record], Sequence[tuple[str, float]]]
+
+
+@dataclass
+class Budget:
+    """What one similarity join may spend: candidate pairs it scores and alike pairs it keeps.
+    A store of templated records can make most pairs alike (10k records, 50M pairs): a join
+    that reaches either limit stops, keeps what it found and sets `stopped`, so a pass costs
+    bounded time and memory whatever the store holds."""
+
+    comparisons: int
+    pairs: int
+    stopped: bool = False
+
+    def compared(self) -> bool:
+        """Count one scored candidate; False once the budget is spent."""
+        self.comparisons -= 1
+        self.stopped = self.stopped or self.comparisons < 0
+        return not self.stopped
+
+    def kept(self) -> bool:
+        """Count one alike pair; False once the budget is spent."""
+        self.pairs -= 1
+        self.stopped = self.stopped or self.pairs <= 0
+        return not self.stopped
 
 
 @dataclass(frozen=True)
@@ -57,17 +81,23 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def similar_sets(
-    sets: Mapping[str, frozenset[str]], threshold: float
+    sets: Mapping[str, frozenset[str]], threshold: float, budget: Budget | None = None
 ) -> Iterator[tuple[str, str, float]]:
     """(a, b, Jaccard) for every pair of sets at least `threshold` alike, a < b, exactly, and
     without scoring every pair: the prefix filter of all-pairs similarity joins. With each set's
     words ordered rarest first, two sets that alike share a word among the first
-    `n - ceil(threshold * n) + 1` of each, so only those prefixes are indexed and probed."""
+    `n - ceil(threshold * n) + 1` of each, so only those prefixes are indexed and probed.
+    With a `budget`, the join stops where it runs out (Budget)."""
+    spend = budget or Budget(comparisons=1 << 62, pairs=1 << 62)
     if threshold <= 0:
         ids = sorted(sets)
         for i, a in enumerate(ids):
             for b in ids[i + 1 :]:
+                if not spend.compared():
+                    return
                 yield a, b, jaccard(sets[a], sets[b])
+                if not spend.kept():
+                    return
         return
     frequency: dict[str, int] = {}
     for words_ in sets.values():
@@ -98,11 +128,19 @@ def similar_sets(
                 reach = 1 + min(size - i - 1, theirs - j - 1)
                 if reach < threshold / (1 + threshold) * (size + theirs) - 1e-9:
                     continue
+                if not spend.compared():
+                    break
                 score = jaccard(mine, sets[other])
                 if score >= threshold:
                     found.append((min(rid, other), max(rid, other), score))
+                    if not spend.kept():
+                        break
+            if spend.stopped:
+                break
             if i < indexed:
                 postings.setdefault(word, []).append((rid, i))
+        if spend.stopped:
+            break
     yield from sorted(found)
 
 
@@ -116,13 +154,14 @@ def near_duplicates(
     threshold: float = 0.6,
     cosine: float = 0.92,
     neighbours: Neighbours | None = None,
+    budget: Budget | None = None,
 ) -> list[Pair]:
     """Pairs of records at least `threshold` alike in words or, through `neighbours` (a
     record's nearest records by embedding, with their cosine), at least `cosine` alike in
-    meaning. Sorted by id pair; each pair once."""
+    meaning. Sorted by id pair; each pair once. `budget` bounds the word join (Budget)."""
     items = list(records)
     sets = {r.id: words(_text(r)) for r in items}
-    found = {(a, b): Pair(a, b, score) for a, b, score in similar_sets(sets, threshold)}
+    found = {(a, b): Pair(a, b, score) for a, b, score in similar_sets(sets, threshold, budget)}
     if neighbours is not None:
         known = set(sets)
         for record in items:

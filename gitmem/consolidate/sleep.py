@@ -43,6 +43,7 @@ class SleepReport:
     dry_run: bool
     commits: tuple[str, ...]
     semantic: bool
+    stopped: bool = False  # the pass stopped early: more alike pairs than it weighs
 
     def text(self) -> str:
         verb = "would make" if self.dry_run else "made"
@@ -58,6 +59,12 @@ class SleepReport:
             lines.append(f"  {self.known} found again but already proposed or decided")
         if self.held:
             lines.append(f"  {self.held} more held back (sleep.max_proposals); run sleep again")
+        if self.stopped:
+            lines.append(
+                "  stopped early: more alike pairs than one pass weighs (sleep.max_pairs, "
+                "sleep.max_comparisons); what it found is above. Records this alike are often "
+                "a template: raise sleep.duplicate_jaccard or subject_jaccard"
+            )
         if self.proposed and not self.dry_run:
             lines.append('  review with "gitmem proposals", then "gitmem decide ID --accept"')
         return "\n".join(lines) + "\n"
@@ -147,6 +154,7 @@ def sleep(
         dry_run,
         (),
         neighbours is not None,
+        findings.stopped,
     )
     if findings.proposals and not dry_run:
         count = len(findings.proposals)
