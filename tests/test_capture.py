@@ -461,3 +461,82 @@ def test_a_big_transcript_is_archived_in_pieces_across_runs(tmp_path: Path) -> N
     assert [json.loads(line)["n"] for line in archived] == list(range(400))
     assert token not in archive_path(cache, state).read_text()
     assert state.transcript_offset == transcript.stat().st_size - len('{"half": ')
+
+
+def _queue_state(store: Path) -> dict[str, object]:
+    (state,) = (store / ".gitmem" / "capture").rglob("*.json")
+    data = json.loads(state.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_spans_left_at_the_cap_are_taken_by_the_next_sweep(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    code = "import re\nfirst = re.findall(r'^\\[(\\d+)\\] ', prompt, re.M)[0]\n"
+    code += "print(json.dumps({'records': [{'type': 'fact', 'title': 'Line ' + first + ' fact',"
+    code += " 'body': 'Topic ' + first + ' was settled.'}]})); sys.exit(0)"
+    configure(store_path, fake_distiller(tmp_path, "", code=code), span_chars=2000, spans_per_run=2)
+    lines = "".join(
+        json.dumps({"type": "user", "message": {"role": "user", "content": f"m{i} " + "x" * 400}})
+        + "\n"
+        for i in range(12)
+    )
+    (tmp_path / "claude-code.jsonl").write_text(lines)
+    archive(tmp_path, store_path)
+    ended = _json(gm("distill", "--session", CLAUDE_SESSION, "--trigger", "session-end", "--json"))
+    assert [s["lines"] for s in ended["spans"]] == ["1-4", "5-8"]  # type: ignore[union-attr]
+    assert f"{CLAUDE_SESSION}: more left for the next run" in ended["notes"]  # type: ignore[operator]
+    assert _queue_state(store_path)["more"] is True
+    swept = _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))
+    assert [s["lines"] for s in swept["spans"]] == ["9-12"]  # type: ignore[union-attr]
+    assert _queue_state(store_path)["more"] is False
+    assert _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))["spans"] == []
+
+
+def test_a_failed_span_waits_for_its_retry_unless_asked_by_hand(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    configure(store_path, fake_distiller(tmp_path, {"records": []}, code="sys.exit(1)"))
+    archive(tmp_path, store_path)
+    stop = ["distill", "--session", CLAUDE_SESSION, "--trigger", "session-end", "--json"]
+    assert "exited 1" in str(_json(gm(*stop))["spans"][0]["problem"])  # type: ignore[index]
+    state = _queue_state(store_path)
+    assert state["attempts"] == 1 and str(state["retry"]) > str(state["failures"][0]["time"])  # type: ignore[index]
+    # Within capture.retry_after (600 s): neither its own boundary nor a sweep tries it...
+    again = _json(gm(*stop))
+    assert again["spans"] == [] and "waits for its retry" in again["waiting"][0]  # type: ignore[index]
+    assert _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))["spans"] == []
+    assert len(prompts(tmp_path)) == 1
+    # ...a person does; and a second failure waits twice as long.
+    assert _json(gm("distill", "--json"))["spans"][0]["problem"]  # type: ignore[index]
+    state = _queue_state(store_path)
+    assert state["attempts"] == 2 and len(prompts(tmp_path)) == 2
+    (failure,) = state["failures"]  # type: ignore[misc]  # the same failure again: one line
+    from datetime import datetime
+
+    def at(stamp: object) -> datetime:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+
+    waited = (at(state["retry"]) - at(failure["time"])).total_seconds()
+    assert 1190 <= waited <= 1210
+
+
+def test_a_distiller_missing_from_path_waits_without_using_up_the_tries(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    configure(store_path, None, command="no-such-distiller-here -p")
+    archive(tmp_path, store_path)
+    for _ in range(5):
+        problem = str(_json(gm("distill", "--json"))["spans"][0]["problem"])  # type: ignore[index]
+        assert "'no-such-distiller-here' is not on PATH" in problem
+    state = _queue_state(store_path)
+    assert state["attempts"] == 0 and state["offset"] == 0 and len(state["failures"]) == 1  # type: ignore[arg-type]
+    status = _json(gm("status", "--json"))["capture"]
+    assert [w["session"] for w in status["waiting"]] == [CLAUDE_SESSION]  # type: ignore[index]
+    shown = gm("status").out
+    assert "'no-such-distiller-here' is not on PATH" in shown
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}))
+    done = _json(gm("distill", "--json"))
+    assert done["spans"][0]["lines"] == "1-7" and len(done["spans"][0]["written"]) == 1  # type: ignore[index]
+    assert _json(gm("status", "--json"))["capture"]["failures"] == []  # type: ignore[index]

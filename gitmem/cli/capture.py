@@ -61,6 +61,14 @@ def distill(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Ask the distiller, write nothing, move nothing.")
     ] = False,
+    sweep: Annotated[
+        bool,
+        typer.Option(
+            "--sweep",
+            help="Only the sessions whose turn has come (a failed span due for a retry, spans "
+            "left by an earlier run, a session gone quiet), after --session if given.",
+        ),
+    ] = False,
     trigger: Annotated[str, typer.Option("--trigger", hidden=True)] = "",
     background: Annotated[bool, typer.Option("--background", hidden=True)] = False,
     as_json: JsonOpt = False,
@@ -71,7 +79,7 @@ def distill(
         with contextlib.suppress(OSError):
             os.nice(10)  # the agent's own work comes first
     report = open_store(store).distill(
-        dict(os.environ), session, force=force, dry_run=dry_run, trigger=trigger
+        dict(os.environ), session, force=force, dry_run=dry_run, trigger=trigger, sweep=sweep
     )
     if as_json:
         display.json_out(distill_json(report))
