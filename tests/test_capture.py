@@ -3,6 +3,7 @@ per span, each record naming the transcript lines it came from; bad input change
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -540,3 +541,39 @@ def test_a_distiller_missing_from_path_waits_without_using_up_the_tries(
     done = _json(gm("distill", "--json"))
     assert done["spans"][0]["lines"] == "1-7" and len(done["spans"][0]["written"]) == 1  # type: ignore[index]
     assert _json(gm("status", "--json"))["capture"]["failures"] == []  # type: ignore[index]
+
+
+@pytest.mark.parametrize("hangs", [True, False])
+def test_a_process_the_distiller_leaves_holding_its_output_does_not_hold_the_run(
+    tmp_path: Path, store_path: Path, gm, hangs: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # The grandchild starts a session of its own (out of reach of the group's kill) and keeps
+    # the distiller's stdout open for 30 s; the distiller then hangs, or answers and exits.
+    import os
+    import signal
+    import time
+
+    pid_file = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'],"
+        " start_new_session=True)\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
+        + ("time.sleep(30)\n" if hangs else "")
+    )
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}, code=code), timeout=2)
+    archive(tmp_path, store_path)
+    try:
+        started = time.monotonic()
+        report = _json(gm("distill", "--json"))
+        took = time.monotonic() - started
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    span = report["spans"][0]  # type: ignore[index]
+    assert took < 10, took  # not the grandchild's 30 s
+    if hangs:
+        assert "took longer than 2 s" in str(span["problem"])
+    else:
+        assert span["problem"] is None and len(span["written"]) == 1
