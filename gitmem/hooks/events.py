@@ -146,8 +146,6 @@ def _present(hook: Hook, project: str) -> None:
 def _sync(hook: Hook, *, wait: bool) -> None:
     """`gitmem sync` in a child process: waited for (bounded) at SessionStart, detached after
     a session's writes so the agent never waits on the network."""
-    import subprocess
-
     timeout = hook.settings.sync_timeout
     command = [sys.executable, "-m", "gitmem", "sync", "--timeout", f"{timeout:g}"]
     # At a session's start the index is left behind: catching it up would load the model, and
@@ -156,16 +154,13 @@ def _sync(hook: Hook, *, wait: bool) -> None:
     # `gitmem sync` runs ssh in batch mode itself, and leaves a store's core.sshCommand alone.
     env = {**hook.env, "GIT_TERMINAL_PROMPT": "0"}
     if not wait:
-        with (hook.cache / LOG_NAME).open("a", encoding="utf-8") as log:
-            subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=env,
-                start_new_session=True,
-            )
+        from gitmem.detach import start_detached
+
+        if not start_detached(command, env, str(hook.cache / LOG_NAME)):
+            hook.log("could not start the background sync; the next SessionStart syncs")
         return
+    import subprocess
+
     try:
         done = subprocess.run(
             command,
@@ -271,18 +266,10 @@ def _index_later(
 ) -> bool:
     """Start the detached indexer (gitmem.hooks.indexlater); False when it could not start
     (the hook indexes in its own process then)."""
-    try:
-        quiet = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ]
-        args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(root), str(cwd), agent]
-        args += [str(p) for p in paths]
-        os.posix_spawn(sys.executable, args, dict(env), file_actions=quiet, setsid=True)
-    except Exception:
-        return False
-    return True
+    from gitmem.detach import start_detached
+
+    args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(root), str(cwd), agent]
+    return start_detached([*args, *(str(p) for p in paths)], env)
 
 
 def session_record(hook: Hook) -> str:
