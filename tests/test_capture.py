@@ -161,7 +161,9 @@ def test_an_answer_refused_twice_writes_nothing_keeps_the_watermark_and_says_so(
     configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}, name="fixed"))
     report = _json(gm("distill", "--json"))
     assert report["spans"][0]["lines"] == "1-7" and len(report["spans"][0]["written"]) == 1  # type: ignore[index]
-    assert _json(gm("status", "--json"))["capture"]["waiting"] == []  # type: ignore[index]
+    status = _json(gm("status", "--json"))["capture"]
+    assert status["waiting"] == [] and status["failures"] == []  # type: ignore[index]
+    assert "refused twice" not in gm("status").out  # resolved: no longer news
 
 
 @pytest.mark.parametrize(
@@ -577,3 +579,18 @@ def test_a_process_the_distiller_leaves_holding_its_output_does_not_hold_the_run
         assert "took longer than 2 s" in str(span["problem"])
     else:
         assert span["problem"] is None and len(span["written"]) == 1
+
+
+def test_the_stores_prompt_file_as_edited_is_what_is_sent(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    shipped = (store_path / "prompts" / "distill.md").read_text(encoding="utf-8")
+    edited = "Keep only what a new teammate on the widget team must know. Answer JSON only.\n"
+    (store_path / "prompts" / "distill.md").write_text(edited, encoding="utf-8")
+    git(store_path, "commit", "-qam", "our own distill prompt")
+    configure(store_path, fake_distiller(tmp_path, {"records": []}))
+    archive(tmp_path, store_path)
+    assert _json(gm("distill", "--json"))["spans"][0]["problem"] is None  # type: ignore[index]
+    (sent,) = prompts(tmp_path)
+    assert sent.startswith(edited) and shipped.strip().splitlines()[0] not in sent
+    assert "[2] user: The job queue keeps losing jobs" in sent
