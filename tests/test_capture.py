@@ -510,6 +510,7 @@ def test_a_failed_span_waits_for_its_retry_unless_asked_by_hand(
     again = _json(gm(*stop))
     assert again["spans"] == [] and "waits for its retry" in again["waiting"][0]  # type: ignore[index]
     assert _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))["spans"] == []
+    assert "nothing due" in gm("distill", "--sweep").out
     assert len(prompts(tmp_path)) == 1
     # ...a person does; and a second failure waits twice as long.
     assert _json(gm("distill", "--json"))["spans"][0]["problem"]  # type: ignore[index]

@@ -3,14 +3,16 @@ transcript at a time, sent with the memories it most likely touches to the disti
 answer validated (retried once with the problems), guarded against secrets, de-duplicated,
 upserted by key, and written as one commit per span (docs/capture.md).
 
-A failed span (no distiller, a timeout, an exit that is not 0, an answer refused twice, a
-write refused) leaves the watermark where it was: the transcript is still archived and the
-next boundary tries again, up to MAX_ATTEMPTS, after which the span is skipped, logged.
+A failed span (a timeout, an exit that is not 0, an answer refused twice, a write refused)
+leaves the watermark where it was: the transcript is still archived, and an automatic run
+tries again once capture.retry_after has passed (a boundary's sweep, gitmem.capture.sweep),
+up to MAX_ATTEMPTS, after which the span is skipped, logged. No distiller on PATH waits the
+same way but is no try: it never makes a span skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -19,19 +21,18 @@ from gitmem.capture.answer import parse_answer
 from gitmem.capture.dedup import Seen
 from gitmem.capture.prompt import build_prompt, prompt_text, retry_prompt
 from gitmem.capture.runner import distiller_command, run_distiller
+from gitmem.capture.screen import Related, found, screen
 from gitmem.capture.settings import CaptureSettings, capture_settings
 from gitmem.capture.sweep import due, retry_due
 from gitmem.capture.transcript import Span, read_span
 from gitmem.capture.upsert import Keys
 from gitmem.errors import GitmemError, NotFound
 from gitmem.store.batch import Draft
-from gitmem.store.record import Record
 from gitmem.store.store import Store
 
 __all__ = ["MAX_ATTEMPTS", "DistillReport", "Related", "SpanReport", "distill"]
 
 MAX_ATTEMPTS = 3
-Related = Callable[[str, int], Sequence[str]]  # a query and a limit -> ids, best first
 
 
 @dataclass(frozen=True)
@@ -253,20 +254,6 @@ def _query(span: Span) -> str:
     return " ".join(" ".join(said).split())[:1000]
 
 
-def _found(store: Store, related: Related, query: str, limit: int) -> list[Record]:
-    try:
-        ids = related(query, limit) if query else []
-    except GitmemError:
-        return []  # recall refused the query (or no index): distil without
-    out: list[Record] = []
-    for ident in ids:
-        try:
-            out.append(store.get(ident))
-        except NotFound:
-            continue
-    return out
-
-
 def _plan(
     store: Store, state: queue.SessionQueue, span: Span, run: _Run
 ) -> tuple[SpanReport, list[Draft]]:
@@ -281,7 +268,7 @@ def _plan(
     command, why = distiller_command(settings.command, state.host, env)
     if why:  # before the recall: a missing distiller costs the run nothing
         return replace(base, problem=why, no_distiller=True), []
-    existing = _found(store, related, _query(span), settings.related)
+    existing = found(store, related, _query(span), settings.related)
     prompt = build_prompt(
         prompt_text(store.root, settings.prompt), store.schemas, existing, span.messages
     )
@@ -306,7 +293,9 @@ def _plan(
         return replace(base, problem=f"the answer was refused twice: {shown}"), []
     for record in existing:
         run.seen.add_record(record)
-    drafts, duplicates, dropped = _screen(store, parsed.drafts, related, run, settings)
+    drafts, duplicates, dropped = screen(
+        store, parsed.drafts, related, run.seen, run.keys, settings.secrets
+    )
     if parsed.dropped:
         dropped = (*dropped, f"{parsed.dropped} records past the cap of {settings.max_records}")
     superseded = tuple(d.supersedes for d in drafts if d.supersedes)
@@ -354,55 +343,3 @@ def _write(
         superseded=tuple(d.supersedes for d in drafts if d.supersedes),
         commit=result.commit,
     )
-
-
-def _screen(
-    store: Store,
-    drafts: Sequence[Draft],
-    related: Related,
-    run: _Run,
-    settings: CaptureSettings,
-) -> tuple[list[Draft], int, tuple[str, ...]]:
-    """The drafts to write: without secrets (when refused), duplicates and repeated keys;
-    each keyed draft superseding the current record of its key."""
-    seen, keys = run.seen, run.keys
-    kept: list[Draft] = []
-    dropped: list[str] = []
-    duplicates = 0
-    keyed: set[tuple[str, tuple[str, ...]]] = set()
-    for draft in drafts:
-        text = f"{draft.title}\n{draft.abstract}\n{draft.body}"
-        if settings.secrets == "refuse" and _has_secret(draft):
-            dropped.append(f"{draft.title!r}: holds a possible secret (capture.secrets = refuse)")
-            continue
-        for record in _found(store, related, f"{draft.title} {draft.abstract}", 5):
-            seen.add_record(record)
-        key = keys.key_of(draft.type, draft.fields)
-        if key and (draft.type, key) in keyed:
-            dropped.append(f"{draft.title!r}: a second record with the same key in one answer")
-            continue
-        current = keys.current(draft.type, key)
-        if current is not None:
-            seen.add_record(current)
-        if seen.duplicate(draft.type, draft.title, text) is not None:
-            duplicates += 1
-            continue
-        if current is not None and not draft.supersedes:
-            draft = replace(draft, supersedes=current.id)
-        if draft.supersedes and any(d.supersedes == draft.supersedes for d in kept):
-            dropped.append(f"{draft.title!r}: {draft.supersedes} is superseded by another record")
-            continue
-        if key:
-            keyed.add((draft.type, key))
-        seen.add(draft.type, draft.title, text, "")
-        kept.append(draft)
-    return kept, duplicates, tuple(dropped)
-
-
-def _has_secret(draft: Draft) -> bool:
-    from gitmem.store import guard
-
-    values = [draft.title, draft.abstract, draft.body, *draft.tags]
-    for value in draft.fields.values():
-        values.extend([value] if isinstance(value, str) else value)
-    return bool(guard.scan("\n".join(values)))
