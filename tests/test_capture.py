@@ -595,3 +595,26 @@ def test_the_stores_prompt_file_as_edited_is_what_is_sent(
     (sent,) = prompts(tmp_path)
     assert sent.startswith(edited) and shipped.strip().splitlines()[0] not in sent
     assert "[2] user: The job queue keeps losing jobs" in sent
+
+
+def test_a_sweep_takes_at_most_spans_per_run_spans_of_other_sessions(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import time
+
+    configure(store_path, fake_distiller(tmp_path, {"records": []}), spans_per_run=1, quiet=60)
+    archive(tmp_path, store_path)
+    archive(tmp_path, store_path, "codex")
+    hour_ago = time.time() - 3600
+    for archived in (store_path / ".gitmem" / "transcripts").rglob("*.jsonl"):
+        os.utime(archived, (hour_ago, hour_ago))
+    first = _json(gm("distill", "--sweep", "--json"))
+    assert len(first["spans"]) == 1  # type: ignore[arg-type]
+    assert "more sessions waiting for the next boundary" in first["notes"]  # type: ignore[operator]
+    second = _json(gm("distill", "--sweep", "--json"))
+    assert len(second["spans"]) == 1 and second["notes"] == []  # type: ignore[arg-type]
+    sessions = {first["spans"][0]["session"], second["spans"][0]["session"]}  # type: ignore[index]
+    assert sessions == {CLAUDE_SESSION, "019d036d-c7fa-72d2-b6fd-78878bfe34e4"}
+    assert _json(gm("distill", "--sweep", "--json"))["spans"] == []
+    assert len(prompts(tmp_path)) == 2
