@@ -136,8 +136,8 @@ def _session(
 ) -> int:
     """Distil a session's spans first (up to `limit`), then write them, one commit each:
     every recall of the run then reads the index as it was (caught up once, not after each
-    span's commit), and what this run wrote is compared with through `run.seen`. The spans
-    the distiller was asked about. A `swept` session held by another run is left silently."""
+    span's commit), and what this run wrote is compared with through `run.seen`. Returns how
+    many spans were asked about. A `swept` session another run holds is passed over silently."""
     settings, notes, waiting = run.settings, run.notes, run.waiting
     cache = store.cache_dir
     with queue.held(cache, state) as mine:
