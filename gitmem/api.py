@@ -228,16 +228,25 @@ class Store(CoreStore):
         force: bool = False,
         dry_run: bool = False,
         trigger: str = "",
+        sweep: bool = False,
     ) -> DistillReport:
         """Distil archived session transcripts into records (gitmem.capture.distill); `env`
-        is the distiller's environment (its PATH finds it)."""
+        is the distiller's environment (its PATH finds it); `sweep` also takes the other
+        sessions whose turn has come (gitmem.capture.sweep)."""
         from gitmem.capture.distill import distill
 
         def related(query: str, limit: int) -> list[str]:
             return [hit.id for hit in self.recall(query, limit=limit).hits]
 
         return distill(
-            self, related, env, session=session, force=force, dry_run=dry_run, trigger=trigger
+            self,
+            related,
+            env,
+            session=session,
+            force=force,
+            dry_run=dry_run,
+            trigger=trigger,
+            sweep=sweep,
         )
 
     def trace(self, id_or_prefix: str) -> Trace:

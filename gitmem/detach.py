@@ -1,7 +1,8 @@
 """A process started detached: its own session, no terminal, output to a file or /dev/null.
 
 The one place gitmem starts a process it does not wait for: the index catch-up after a write
-(gitmem.cli.background) and the distillation after an agent's session (gitmem.hooks.events).
+(gitmem.cli.background), and from the hooks (gitmem.hooks.events) the indexer of a written
+Markdown file, the push after a session's writes and the distillation.
 With os.posix_spawn rather than subprocess: importing subprocess costs a `gitmem record`
 process ~6 ms of its 250 ms budget, and a hook ~10 ms of its 150. The descriptors Python and
 libgit2 open are close-on-exec, so the child holds none of the parent's files (or locks).

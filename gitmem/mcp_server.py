@@ -90,10 +90,17 @@ def build_server(
         return result_json(query, found)
 
     @server.tool()
-    def read(id: str, as_of: str | None = None) -> dict[str, Any]:
+    def read(id: str, as_of: str | None = None, level: str | None = None) -> dict[str, Any]:
         """A whole record (frontmatter fields and body) by id or unique id prefix; with
-        `as_of`, as it stood then."""
-        return record_json(_answer(lambda: store.get(id, as_of=as_of)))
+        `as_of`, as it stood then. `level` abstract, outline or full: {id, level, text}, the
+        record as that much text (abstract: one line and the abstract), to read step by
+        step; then `trace` for a captured record's messages."""
+        from gitmem.store.views import LEVELS, level_json
+
+        if level is not None and level not in LEVELS:
+            raise ToolError(f'level must be one of {", ".join(LEVELS)}, not "{level}"')
+        found = _answer(lambda: store.get(id, as_of=as_of))
+        return record_json(found) if level is None else level_json(found, level)
 
     @server.tool()
     def record(

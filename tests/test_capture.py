@@ -3,6 +3,7 @@ per span, each record naming the transcript lines it came from; bad input change
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -160,7 +161,9 @@ def test_an_answer_refused_twice_writes_nothing_keeps_the_watermark_and_says_so(
     configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}, name="fixed"))
     report = _json(gm("distill", "--json"))
     assert report["spans"][0]["lines"] == "1-7" and len(report["spans"][0]["written"]) == 1  # type: ignore[index]
-    assert _json(gm("status", "--json"))["capture"]["waiting"] == []  # type: ignore[index]
+    status = _json(gm("status", "--json"))["capture"]
+    assert status["waiting"] == [] and status["failures"] == []  # type: ignore[index]
+    assert "refused twice" not in gm("status").out  # resolved: no longer news
 
 
 @pytest.mark.parametrize(
@@ -461,3 +464,157 @@ def test_a_big_transcript_is_archived_in_pieces_across_runs(tmp_path: Path) -> N
     assert [json.loads(line)["n"] for line in archived] == list(range(400))
     assert token not in archive_path(cache, state).read_text()
     assert state.transcript_offset == transcript.stat().st_size - len('{"half": ')
+
+
+def _queue_state(store: Path) -> dict[str, object]:
+    (state,) = (store / ".gitmem" / "capture").rglob("*.json")
+    data = json.loads(state.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_spans_left_at_the_cap_are_taken_by_the_next_sweep(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    code = "import re\nfirst = re.findall(r'^\\[(\\d+)\\] ', prompt, re.M)[0]\n"
+    code += "print(json.dumps({'records': [{'type': 'fact', 'title': 'Line ' + first + ' fact',"
+    code += " 'body': 'Topic ' + first + ' was settled.'}]})); sys.exit(0)"
+    configure(store_path, fake_distiller(tmp_path, "", code=code), span_chars=2000, spans_per_run=2)
+    lines = "".join(
+        json.dumps({"type": "user", "message": {"role": "user", "content": f"m{i} " + "x" * 400}})
+        + "\n"
+        for i in range(12)
+    )
+    (tmp_path / "claude-code.jsonl").write_text(lines)
+    archive(tmp_path, store_path)
+    ended = _json(gm("distill", "--session", CLAUDE_SESSION, "--trigger", "session-end", "--json"))
+    assert [s["lines"] for s in ended["spans"]] == ["1-4", "5-8"]  # type: ignore[union-attr]
+    assert f"{CLAUDE_SESSION}: more left for the next run" in ended["notes"]  # type: ignore[operator]
+    assert _queue_state(store_path)["more"] is True
+    swept = _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))
+    assert [s["lines"] for s in swept["spans"]] == ["9-12"]  # type: ignore[union-attr]
+    assert _queue_state(store_path)["more"] is False
+    assert _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))["spans"] == []
+
+
+def test_a_failed_span_waits_for_its_retry_unless_asked_by_hand(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    configure(store_path, fake_distiller(tmp_path, {"records": []}, code="sys.exit(1)"))
+    archive(tmp_path, store_path)
+    stop = ["distill", "--session", CLAUDE_SESSION, "--trigger", "session-end", "--json"]
+    assert "exited 1" in str(_json(gm(*stop))["spans"][0]["problem"])  # type: ignore[index]
+    state = _queue_state(store_path)
+    assert state["attempts"] == 1 and str(state["retry"]) > str(state["failures"][0]["time"])  # type: ignore[index]
+    # Within capture.retry_after (600 s): neither its own boundary nor a sweep tries it...
+    again = _json(gm(*stop))
+    assert again["spans"] == [] and "waits for its retry" in again["waiting"][0]  # type: ignore[index]
+    assert _json(gm("distill", "--sweep", "--trigger", "session-start", "--json"))["spans"] == []
+    assert "nothing due" in gm("distill", "--sweep").out
+    assert len(prompts(tmp_path)) == 1
+    # ...a person does; and a second failure waits twice as long.
+    assert _json(gm("distill", "--json"))["spans"][0]["problem"]  # type: ignore[index]
+    state = _queue_state(store_path)
+    assert state["attempts"] == 2 and len(prompts(tmp_path)) == 2
+    (failure,) = state["failures"]  # type: ignore[misc]  # the same failure again: one line
+    from datetime import datetime
+
+    def at(stamp: object) -> datetime:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+
+    waited = (at(state["retry"]) - at(failure["time"])).total_seconds()
+    assert 1190 <= waited <= 1210
+
+
+def test_a_distiller_missing_from_path_waits_without_using_up_the_tries(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    configure(store_path, None, command="no-such-distiller-here -p")
+    archive(tmp_path, store_path)
+    for _ in range(5):
+        problem = str(_json(gm("distill", "--json"))["spans"][0]["problem"])  # type: ignore[index]
+        assert "'no-such-distiller-here' is not on PATH" in problem
+    state = _queue_state(store_path)
+    assert state["attempts"] == 0 and state["offset"] == 0 and len(state["failures"]) == 1  # type: ignore[arg-type]
+    status = _json(gm("status", "--json"))["capture"]
+    assert [w["session"] for w in status["waiting"]] == [CLAUDE_SESSION]  # type: ignore[index]
+    shown = gm("status").out
+    assert "'no-such-distiller-here' is not on PATH" in shown
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}))
+    done = _json(gm("distill", "--json"))
+    assert done["spans"][0]["lines"] == "1-7" and len(done["spans"][0]["written"]) == 1  # type: ignore[index]
+    assert _json(gm("status", "--json"))["capture"]["failures"] == []  # type: ignore[index]
+
+
+@pytest.mark.parametrize("hangs", [True, False])
+def test_a_process_the_distiller_leaves_holding_its_output_does_not_hold_the_run(
+    tmp_path: Path, store_path: Path, gm, hangs: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # The grandchild starts a session of its own (out of reach of the group's kill) and keeps
+    # the distiller's stdout open for 30 s; the distiller then hangs, or answers and exits.
+    import os
+    import signal
+    import time
+
+    pid_file = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'],"
+        " start_new_session=True)\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
+        + ("time.sleep(30)\n" if hangs else "")
+    )
+    configure(store_path, fake_distiller(tmp_path, {"records": [LESSON]}, code=code), timeout=2)
+    archive(tmp_path, store_path)
+    try:
+        started = time.monotonic()
+        report = _json(gm("distill", "--json"))
+        took = time.monotonic() - started
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    span = report["spans"][0]  # type: ignore[index]
+    assert took < 10, took  # not the grandchild's 30 s
+    if hangs:
+        assert "took longer than 2 s" in str(span["problem"])
+    else:
+        assert span["problem"] is None and len(span["written"]) == 1
+
+
+def test_the_stores_prompt_file_as_edited_is_what_is_sent(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    shipped = (store_path / "prompts" / "distill.md").read_text(encoding="utf-8")
+    edited = "Keep only what a new teammate on the widget team must know. Answer JSON only.\n"
+    (store_path / "prompts" / "distill.md").write_text(edited, encoding="utf-8")
+    git(store_path, "commit", "-qam", "our own distill prompt")
+    configure(store_path, fake_distiller(tmp_path, {"records": []}))
+    archive(tmp_path, store_path)
+    assert _json(gm("distill", "--json"))["spans"][0]["problem"] is None  # type: ignore[index]
+    (sent,) = prompts(tmp_path)
+    assert sent.startswith(edited) and shipped.strip().splitlines()[0] not in sent
+    assert "[2] user: The job queue keeps losing jobs" in sent
+
+
+def test_a_sweep_takes_at_most_spans_per_run_spans_of_other_sessions(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import time
+
+    configure(store_path, fake_distiller(tmp_path, {"records": []}), spans_per_run=1, quiet=60)
+    archive(tmp_path, store_path)
+    archive(tmp_path, store_path, "codex")
+    hour_ago = time.time() - 3600
+    for archived in (store_path / ".gitmem" / "transcripts").rglob("*.jsonl"):
+        os.utime(archived, (hour_ago, hour_ago))
+    first = _json(gm("distill", "--sweep", "--json"))
+    assert len(first["spans"]) == 1  # type: ignore[arg-type]
+    assert "more sessions waiting for the next boundary" in first["notes"]  # type: ignore[operator]
+    second = _json(gm("distill", "--sweep", "--json"))
+    assert len(second["spans"]) == 1 and second["notes"] == []  # type: ignore[arg-type]
+    sessions = {first["spans"][0]["session"], second["spans"][0]["session"]}  # type: ignore[index]
+    assert sessions == {CLAUDE_SESSION, "019d036d-c7fa-72d2-b6fd-78878bfe34e4"}
+    assert _json(gm("distill", "--sweep", "--json"))["spans"] == []
+    assert len(prompts(tmp_path)) == 2

@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from capturekit import (
     CLAUDE_SESSION,
     LESSON_ANSWER,
     TRANSCRIPTS,
+    archive,
     configure,
     fake_distiller,
     prompts,
@@ -24,6 +26,7 @@ from conftest import assert_clean, git
 from hookkit import hook_process, log_text, make_project, payload
 
 from gitmem.api import Store
+from gitmem.capture.report import capture_status
 from gitmem.errors import GitmemError
 from gitmem.store.schema import load_schemas
 
@@ -130,3 +133,99 @@ def test_a_schema_key_names_fields_of_its_own() -> None:
 def test_a_wrong_schema_key_is_refused(tmp_path: Path, text: str, said: str) -> None:
     with pytest.raises(GitmemError, match=said.replace("(", r"\(")):
         _schema(tmp_path, text)
+
+
+def _until(found: Callable[[], object], seconds: float = 90.0) -> object:
+    """What `found` returns once it returns something (the detached run is slow to start on
+    a busy machine); None after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.2)
+    return None
+
+
+def test_a_session_that_failed_at_its_end_is_distilled_at_the_next_start(
+    tmp_path: Path, store_path: Path
+) -> None:
+    # The distiller is not logged in when the session ends: the span fails, nothing is lost.
+    down = "sys.stderr.write('not logged in'); sys.exit(1)"
+    configure(store_path, fake_distiller(tmp_path, {"records": []}, code=down), retry_after=0)
+    _session_end(tmp_path, store_path, {"GITMEM_CAPTURE": "on"})
+    said = "lines 1-7: failed, kept for the next try — the distiller exited 1: not logged in"
+    assert _until(lambda: said in log_text(store_path)), log_text(store_path)
+    assert capture_status(store_path / ".gitmem")["failures"][0]["reason"].endswith("logged in")
+    # Logged in now. Another session starts: its SessionStart sweeps the one left behind.
+    configure(store_path, fake_distiller(tmp_path, LESSON_ANSWER, name="up"))
+    project = tmp_path / "project" / "widget"
+    start = payload("claude-code/session_start", project, session_id="another-session")
+    done = hook_process("session-start", start, store_path, env={"GITMEM_CAPTURE": "on"})
+    assert done.returncode == 0
+    ids = _captured(store_path)
+    assert len(ids) == 1, log_text(store_path)
+    assert Store.open(store_path).get(ids[0]).source == f"transcript:{CLAUDE_SESSION}#1-7"
+    assert len(prompts(tmp_path, "up")) == 1
+    assert _until(lambda: not capture_status(store_path / ".gitmem")["failures"])
+
+
+def test_a_codex_sessions_tail_is_captured_once_it_has_gone_quiet(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    # Codex has no SessionEnd, and its Stop waits for 10 new messages: 7 would never go.
+    configure(store_path, fake_distiller(tmp_path, LESSON_ANSWER), quiet=60)
+    project = make_project(tmp_path / "project")
+    transcript = tmp_path / "rollout.jsonl"
+    shutil.copy(TRANSCRIPTS / "codex.jsonl", transcript)
+    stop = hook_process("stop", payload("codex/stop", project, transcript), store_path)
+    assert stop.returncode == 0  # conftest's GITMEM_CAPTURE=off: archived and noted only
+    session = "019d036d-c7fa-72d2-b6fd-78878bfe34e4"
+    waits = json.loads(gm("distill", "--session", session, "--trigger", "stop", "--json").out)
+    assert waits["spans"] == [] and "waits for more" in waits["waiting"][0]
+    swept = json.loads(gm("distill", "--sweep", "--trigger", "session-start", "--json").out)
+    assert swept["spans"] == []  # still going on: left to its own Stop
+    (archived,) = (store_path / ".gitmem" / "transcripts").rglob("*.jsonl")
+    hour_ago = time.time() - 3600
+    os.utime(archived, (hour_ago, hour_ago))
+    start = payload("codex/session_start", project, session_id="next-codex-session")
+    done = hook_process("session-start", start, store_path, env={"GITMEM_CAPTURE": "on"})
+    assert done.returncode == 0
+    ids = _captured(store_path)
+    assert len(ids) == 1, log_text(store_path)
+    assert Store.open(store_path).get(ids[0]).source == f"transcript:{session}#1-11"
+    (sent,) = prompts(tmp_path)
+    assert "[10] assistant: Retries were counted twice" in sent
+
+
+_SPAWNS: list[list[str]] = []
+
+
+def _spawn_watch(event: str, args: tuple[object, ...]) -> None:
+    """Note each process this test process spawns, and stop it from starting (the hook then
+    logs that it could not start the distillation)."""
+    if event == "os.posix_spawn" and _SPAWNS and _SPAWNS[0] == ["watching"]:
+        _SPAWNS.append([str(a) for a in args[1]])  # type: ignore[attr-defined]
+        raise OSError("not started by the test")
+
+
+def test_capture_off_in_config_spawns_nothing_at_stop(
+    tmp_path: Path, store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _SPAWNS:
+        sys.addaudithook(_spawn_watch)  # cannot be removed: it acts only while watching
+    _SPAWNS[:] = [["watching"]]
+    monkeypatch.setenv("GITMEM_CAPTURE", "on")
+    try:
+        configure(store_path, None, enabled=False)
+        archive(tmp_path, store_path)  # the Stop hook, in this process
+        off = _SPAWNS[1:]
+        configure(store_path, None, enabled=True)
+        archive(tmp_path, store_path, extra="{}\n")
+        on = _SPAWNS[1:]
+    finally:
+        _SPAWNS[:] = [["done"]]
+    assert off == []
+    assert "capture is off" not in log_text(store_path)
+    assert [a[2:4] for a in on] == [["gitmem", "distill"]]  # the same Stop, capture on
+    assert "could not start the distillation" in log_text(store_path)

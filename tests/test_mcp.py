@@ -108,6 +108,29 @@ def test_cli_api_and_mcp_give_the_same_answers(gm, store_path: Path) -> None:  #
     )
 
 
+@pytest.mark.parametrize("level", ["abstract", "outline", "full"])
+def test_read_at_a_level_is_the_clis_text(gm, store_path: Path, level: str) -> None:  # type: ignore[no-untyped-def]
+    made = Store.open(store_path).record(
+        "decision",
+        "## Why\nWebhook receivers go down for hours.\n\n## How\nExponential backoff, 24 h.",
+        title="Retry webhooks with backoff",
+        abstract="Retry failed webhook deliveries for 24 h with backoff.",
+        tags=("webhooks",),
+    )
+    ident = made.record.id
+    server = build_server(Store.open(store_path))
+    answer = call(server, "read", {"id": ident, "level": level})
+    shown = gm("read", ident, "--level", level)
+    assert shown.code == 0 and answer == {"id": ident, "level": level, "text": shown.out}
+    assert answer == json.loads(gm("read", ident, "--level", level, "--json").out)
+    assert ("## How" in answer["text"]) == (level != "abstract")
+    assert ("Exponential backoff" in answer["text"]) == (level != "abstract")
+    assert ("tags: webhooks" in answer["text"]) == (level == "outline")
+    assert answer["text"].startswith("---\n") == (level == "full")
+    wrong = call(server, "read", {"id": ident, "level": "summary"})
+    assert wrong["error"].endswith('level must be one of abstract, outline, full, not "summary"')
+
+
 def test_writes_through_mcp_are_commits(store_path: Path) -> None:
     server = build_server(Store.open(store_path), agent="claude-code")
     made = call(

@@ -3,34 +3,36 @@ transcript at a time, sent with the memories it most likely touches to the disti
 answer validated (retried once with the problems), guarded against secrets, de-duplicated,
 upserted by key, and written as one commit per span (docs/capture.md).
 
-A failed span (no distiller, a timeout, an exit that is not 0, an answer refused twice, a
-write refused) leaves the watermark where it was: the transcript is still archived and the
-next boundary tries again, up to MAX_ATTEMPTS, after which the span is skipped, logged.
+A failed span (a timeout, an exit that is not 0, an answer refused twice, a write refused)
+leaves the watermark where it was: the transcript is still archived, and an automatic run
+tries again once capture.retry_after has passed (a boundary's sweep, gitmem.capture.sweep),
+up to MAX_ATTEMPTS, after which the span is skipped, logged. No distiller on PATH waits the
+same way but is no try: it never makes a span skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from gitmem.capture import queue
 from gitmem.capture.answer import parse_answer
 from gitmem.capture.dedup import Seen
 from gitmem.capture.prompt import build_prompt, prompt_text, retry_prompt
 from gitmem.capture.runner import distiller_command, run_distiller
+from gitmem.capture.screen import Related, found, screen
 from gitmem.capture.settings import CaptureSettings, capture_settings
+from gitmem.capture.sweep import due, retry_due
 from gitmem.capture.transcript import Span, read_span
 from gitmem.capture.upsert import Keys
 from gitmem.errors import GitmemError, NotFound
 from gitmem.store.batch import Draft
-from gitmem.store.record import Record
 from gitmem.store.store import Store
 
 __all__ = ["MAX_ATTEMPTS", "DistillReport", "Related", "SpanReport", "distill"]
 
 MAX_ATTEMPTS = 3
-Related = Callable[[str, int], Sequence[str]]  # a query and a limit -> ids, best first
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class SpanReport:
     dropped: tuple[str, ...] = ()  # why each dropped record was dropped
     commit: str | None = None
     problem: str = ""  # why the span failed ("": it did not)
+    no_distiller: bool = False  # failed for want of a distiller: does not count as a try
 
 
 @dataclass(frozen=True)
@@ -66,15 +69,20 @@ def distill(
     force: bool = False,
     dry_run: bool = False,
     trigger: str = "",
+    sweep: bool = False,
 ) -> DistillReport:
     """Distill one session (`session`), or every session with transcript left to distill.
-    `trigger` "stop" (a turn ended) waits for capture.min_messages new messages; `force`
-    starts again from the beginning of the archive; `dry_run` writes nothing and moves no
-    watermark. `env` is the distiller's environment (PATH finds it)."""
+    `trigger` (the hook event that started the run: an automatic run) leaves a failed span
+    alone until its retry is due, and "stop" (a turn ended) waits for capture.min_messages
+    new messages; `sweep` then takes the other sessions whose turn has come
+    (gitmem.capture.sweep), up to capture.spans_per_run spans in all, instead of every
+    waiting one; `force` starts again from the beginning of the archive; `dry_run` writes
+    nothing and moves no watermark. `env` is the distiller's environment (PATH finds it)."""
     settings = capture_settings(store.root)
     if not settings.enabled:
         return DistillReport((), ("capture is off (capture.enabled = false in config.toml)",))
     cache = store.cache_dir
+    states: list[queue.SessionQueue] = []
     if session is not None:
         found = queue.find(cache, session)
         if found is None:
@@ -83,60 +91,75 @@ def distill(
                 'Stop and SessionEnd; "gitmem status" lists the sessions waiting'
             )
         states = [found]
-    else:
+    elif not sweep:
         states = [s for s in queue.load_all(cache) if force or s.waiting(cache)]
-    spans: list[SpanReport] = []
-    notes: list[str] = []
-    waiting: list[str] = []
-    run = _Run(Keys(store), Seen(), {})
+    run = _Run(Keys(store), Seen(), {}, settings, related, env, force, dry_run, [], [], [])
     for state in states:
-        said = (spans, notes, waiting)
-        _session(store, state, settings, related, env, run, force, dry_run, trigger, said)
-    return DistillReport(tuple(spans), tuple(notes), tuple(waiting))
+        _session(store, run, state, trigger, settings.spans_per_run, swept=False)
+    if sweep:
+        now = datetime.now(UTC)
+        others = [s for s in queue.load_all(cache) if s.session != session]
+        left = settings.spans_per_run
+        for state in due(cache, others, settings, now):
+            if left <= 0:
+                run.notes.append("more sessions waiting for the next boundary")
+                break
+            left -= _session(store, run, state, "", left, swept=True)
+    return DistillReport(tuple(run.spans), tuple(run.notes), tuple(run.waiting))
 
 
 @dataclass
 class _Run:
-    """What one run shares across its spans and sessions."""
+    """What one run shares across its spans and sessions, and what it has to say."""
 
     keys: Keys
     seen: Seen  # records to compare with: the related ones found, and those of this run
     replaced: dict[str, str]  # old id -> the id of the record of this run that replaced it
+    settings: CaptureSettings
+    related: Related
+    env: Mapping[str, str]
+    force: bool
+    dry_run: bool
+    spans: list[SpanReport]
+    notes: list[str]  # sessions left alone, and why
+    waiting: list[str]  # sessions an automatic run left to wait (DistillReport.waiting)
 
 
 def _session(
     store: Store,
-    state: queue.SessionQueue,
-    settings: CaptureSettings,
-    related: Related,
-    env: Mapping[str, str],
     run: _Run,
-    force: bool,
-    dry_run: bool,
+    state: queue.SessionQueue,
     trigger: str,
-    said: tuple[list[SpanReport], list[str], list[str]],
-) -> None:
-    """Distil a session's spans first, then write them, one commit each: every recall of the
-    run then reads the index as it was (caught up once, not after each span's commit), and
-    what this run wrote is compared with through `run.seen`. `said` collects the spans, the
-    notes and the sessions left waiting (DistillReport)."""
-    spans, notes, waiting = said
+    limit: int,
+    *,
+    swept: bool,
+) -> int:
+    """Distil a session's spans first (up to `limit`), then write them, one commit each:
+    every recall of the run then reads the index as it was (caught up once, not after each
+    span's commit), and what this run wrote is compared with through `run.seen`. Returns how
+    many spans were asked about. A `swept` session another run holds is passed over silently."""
+    settings, notes, waiting = run.settings, run.notes, run.waiting
     cache = store.cache_dir
     with queue.held(cache, state) as mine:
         if not mine:
-            notes.append(f"{state.session}: another distillation of it is running")
-            return
+            if not swept:
+                notes.append(f"{state.session}: another distillation of it is running")
+            return 0
         state = queue.find(cache, state.session) or state  # as it is now that the lock is held
-        if force:
-            state = replace(state, offset=0, line=0, attempts=0)
+        if run.force:
+            state = replace(state, offset=0, line=0, attempts=0, retry="")
+        if trigger and not retry_due(state, datetime.now(UTC)):
+            waiting.append(f"{state.session}: a failed span waits for its retry at {state.retry}")
+            return 0
         archive = state.archive_path(cache)
         if not archive.is_file():
             notes.append(f"{state.session}: its archive {state.archive} is gone")
-            return
+            return 0
         planned: list[tuple[Span, SpanReport, list[Draft]]] = []
         failed: SpanReport | None = None
         offset, line = state.offset, state.line
-        for number in range(settings.spans_per_run):
+        asked = 0
+        for number in range(limit):
             span = read_span(
                 archive,
                 offset,
@@ -151,40 +174,43 @@ def _session(
                 few_said = f"{len(span.messages)} new messages; waits for more"
                 waiting.append(f"{state.session}: {few_said}")
                 break
-            report, drafts = _plan(store, state, span, settings, related, env, run)
+            asked += 1
+            report, drafts = _plan(store, state, span, run)
             if report.problem:
                 failed = report
                 break
             planned.append((span, report, drafts))
             offset, line = span.end, span.last
-            if dry_run:
+            if run.dry_run:
                 break
-        if dry_run:
-            spans.extend(report for _, report, _ in planned)
+        if run.dry_run:
+            run.spans.extend(report for _, report, _ in planned)
             if failed is not None:
-                spans.append(failed)
-            return
+                run.spans.append(failed)
+            return asked
         for span, report, drafts in planned:
             report = _write(store, state, report, drafts, settings, run)
-            spans.append(report)
+            run.spans.append(report)
             if report.problem:
                 failed = None
-                state = _failed(state, report, notes)
+                state = _failed(state, report, notes, settings)
                 if state.attempts < MAX_ATTEMPTS:
-                    queue.save(cache, state)
-                    return
+                    queue.save(cache, replace(state, more=False))
+                    return asked
+                state = replace(state, attempts=0, retry="")  # skipped: go past it
+            else:  # resolved: the failures before it are no longer news
+                state = replace(state, attempts=0, retry="", failures=())
             state = replace(
                 state,
                 offset=span.end,
                 line=span.last,
-                attempts=0,
                 spans=state.spans + (1 if report.commit else 0),
                 records=state.records + (len(report.written) if report.commit else 0),
             )
             queue.save(cache, state)
         if failed is not None:
-            spans.append(failed)
-            state = _failed(state, failed, notes)
+            run.spans.append(failed)
+            state = _failed(state, failed, notes, settings)
             if state.attempts >= MAX_ATTEMPTS:  # skipped: the watermark goes past it
                 end = read_span(
                     archive,
@@ -193,14 +219,29 @@ def _session(
                     max_chars=settings.span_chars,
                     message_chars=settings.message_chars,
                 )
-                state = replace(state, offset=end.end, line=end.last, attempts=0)
-            queue.save(cache, state)
-        elif len(planned) == settings.spans_per_run and state.waiting(cache):
-            notes.append(f"{state.session}: more left for the next run")
+                state = replace(state, offset=end.end, line=end.last, attempts=0, retry="")
+            queue.save(cache, replace(state, more=False))
+        else:
+            more = len(planned) == limit and state.waiting(cache) > 0
+            if more:
+                notes.append(f"{state.session}: more left for the next run")
+            if more != state.more:
+                queue.save(cache, replace(state, more=more))
+        return asked
 
 
-def _failed(state: queue.SessionQueue, report: SpanReport, notes: list[str]) -> queue.SessionQueue:
-    state = state.failed(queue.Failure(_now(), report.lines, report.problem))
+def _failed(
+    state: queue.SessionQueue, report: SpanReport, notes: list[str], settings: CaptureSettings
+) -> queue.SessionQueue:
+    """The state with the span's failure noted and its next automatic try set: after
+    capture.retry_after, doubled for each earlier failure of the span. No distiller on PATH
+    does not count toward MAX_ATTEMPTS: the span was never tried."""
+    counts = not report.no_distiller
+    wait = settings.retry_after * 2 ** (state.attempts if counts else 0)
+    retry = (datetime.now(UTC) + timedelta(seconds=wait)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    state = state.failed(
+        queue.Failure(_now(), report.lines, report.problem), counts=counts, retry=retry
+    )
     if state.attempts >= MAX_ATTEMPTS:
         notes.append(
             f"{state.session}: lines {report.lines} skipped after {state.attempts} failures"
@@ -213,28 +254,8 @@ def _query(span: Span) -> str:
     return " ".join(" ".join(said).split())[:1000]
 
 
-def _found(store: Store, related: Related, query: str, limit: int) -> list[Record]:
-    try:
-        ids = related(query, limit) if query else []
-    except GitmemError:
-        return []  # recall refused the query (or no index): distil without
-    out: list[Record] = []
-    for ident in ids:
-        try:
-            out.append(store.get(ident))
-        except NotFound:
-            continue
-    return out
-
-
 def _plan(
-    store: Store,
-    state: queue.SessionQueue,
-    span: Span,
-    settings: CaptureSettings,
-    related: Related,
-    env: Mapping[str, str],
-    run: _Run,
+    store: Store, state: queue.SessionQueue, span: Span, run: _Run
 ) -> tuple[SpanReport, list[Draft]]:
     """Ask the distiller about one span: the report (titles as `written`) and the drafts."""
     lines = f"{span.first}-{span.last}"
@@ -243,13 +264,14 @@ def _plan(
     if not span.messages:
         why = f"{span.unreadable} lines not JSON" if span.unreadable else "no messages"
         return replace(base, dropped=(f"nothing to distill ({why})",)), []
-    existing = _found(store, related, _query(span), settings.related)
+    settings, related, env = run.settings, run.related, run.env
+    command, why = distiller_command(settings.command, state.host, env)
+    if why:  # before the recall: a missing distiller costs the run nothing
+        return replace(base, problem=why, no_distiller=True), []
+    existing = found(store, related, _query(span), settings.related)
     prompt = build_prompt(
         prompt_text(store.root, settings.prompt), store.schemas, existing, span.messages
     )
-    command, why = distiller_command(settings.command, state.host, env)
-    if why:
-        return replace(base, problem=why), []
     parsed = None
     for attempt in (prompt, None):
         ran = run_distiller(
@@ -271,7 +293,9 @@ def _plan(
         return replace(base, problem=f"the answer was refused twice: {shown}"), []
     for record in existing:
         run.seen.add_record(record)
-    drafts, duplicates, dropped = _screen(store, parsed.drafts, related, run, settings)
+    drafts, duplicates, dropped = screen(
+        store, parsed.drafts, related, run.seen, run.keys, settings.secrets
+    )
     if parsed.dropped:
         dropped = (*dropped, f"{parsed.dropped} records past the cap of {settings.max_records}")
     superseded = tuple(d.supersedes for d in drafts if d.supersedes)
@@ -319,55 +343,3 @@ def _write(
         superseded=tuple(d.supersedes for d in drafts if d.supersedes),
         commit=result.commit,
     )
-
-
-def _screen(
-    store: Store,
-    drafts: Sequence[Draft],
-    related: Related,
-    run: _Run,
-    settings: CaptureSettings,
-) -> tuple[list[Draft], int, tuple[str, ...]]:
-    """The drafts to write: without secrets (when refused), duplicates and repeated keys;
-    each keyed draft superseding the current record of its key."""
-    seen, keys = run.seen, run.keys
-    kept: list[Draft] = []
-    dropped: list[str] = []
-    duplicates = 0
-    keyed: set[tuple[str, tuple[str, ...]]] = set()
-    for draft in drafts:
-        text = f"{draft.title}\n{draft.abstract}\n{draft.body}"
-        if settings.secrets == "refuse" and _has_secret(draft):
-            dropped.append(f"{draft.title!r}: holds a possible secret (capture.secrets = refuse)")
-            continue
-        for record in _found(store, related, f"{draft.title} {draft.abstract}", 5):
-            seen.add_record(record)
-        key = keys.key_of(draft.type, draft.fields)
-        if key and (draft.type, key) in keyed:
-            dropped.append(f"{draft.title!r}: a second record with the same key in one answer")
-            continue
-        current = keys.current(draft.type, key)
-        if current is not None:
-            seen.add_record(current)
-        if seen.duplicate(draft.type, draft.title, text) is not None:
-            duplicates += 1
-            continue
-        if current is not None and not draft.supersedes:
-            draft = replace(draft, supersedes=current.id)
-        if draft.supersedes and any(d.supersedes == draft.supersedes for d in kept):
-            dropped.append(f"{draft.title!r}: {draft.supersedes} is superseded by another record")
-            continue
-        if key:
-            keyed.add((draft.type, key))
-        seen.add(draft.type, draft.title, text, "")
-        kept.append(draft)
-    return kept, duplicates, tuple(dropped)
-
-
-def _has_secret(draft: Draft) -> bool:
-    from gitmem.store import guard
-
-    values = [draft.title, draft.abstract, draft.body, *draft.tags]
-    for value in draft.fields.values():
-        values.extend([value] if isinstance(value, str) else value)
-    return bool(guard.scan("\n".join(values)))

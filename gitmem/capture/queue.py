@@ -1,7 +1,8 @@
 """What capture remembers per session, in the store's cache (`.gitmem/capture/`): where the
-archived transcript is, the watermark (the byte and line distilled up to), and the last
-failures. Git never sees it; deleting it makes the next run distill every archive again,
-which de-duplication turns into nothing new (docs/capture.md).
+archived transcript is, the watermark (the byte and line distilled up to), the last
+failures and when the next automatic try of a failed span is due. Git never sees it;
+deleting it makes the next run distill every archive again, which de-duplication turns into
+nothing new (docs/capture.md).
 
 A state file sits beside where the archive sits: `transcripts/<project>/<name>.jsonl` has
 `capture/<project>/<name>.json`, so both take the archive's safe file name.
@@ -52,6 +53,8 @@ class SessionQueue:
     spans: int = 0  # spans distilled
     records: int = 0  # records written
     failures: tuple[Failure, ...] = ()
+    retry: str = ""  # ISO, UTC: a failed span waits for this before an automatic try
+    more: bool = False  # the last run stopped at capture.spans_per_run with more left
 
     def archive_path(self, cache: Path) -> Path:
         return cache / self.archive
@@ -63,9 +66,15 @@ class SessionQueue:
         except OSError:
             return 0
 
-    def failed(self, failure: Failure) -> SessionQueue:
-        kept = (*self.failures, failure)[-FAILURES_KEPT:]
-        return replace(self, attempts=self.attempts + 1, failures=kept)
+    def failed(self, failure: Failure, *, counts: bool, retry: str) -> SessionQueue:
+        """With `failure` noted (the same span and reason as the last replaces it) and the
+        next automatic try at `retry`; `counts` toward the skip limit, or not (no distiller
+        on PATH: nothing was tried)."""
+        last = self.failures[-1] if self.failures else None
+        same = last is not None and (last.span, last.reason) == (failure.span, failure.reason)
+        kept = (*(self.failures[:-1] if same else self.failures), failure)[-FAILURES_KEPT:]
+        attempts = self.attempts + 1 if counts else self.attempts
+        return replace(self, attempts=attempts, failures=kept, retry=retry)
 
 
 def _state_path(cache: Path, archive: str) -> Path:

@@ -2,28 +2,33 @@
 
 It runs in its own process group, so that a timeout stops it and whatever it started; what it
 prints is read up to ANSWER_LIMIT and no further (a command that prints without end is
-stopped, not held in memory). Its environment says GITMEM_HOOKS=off and GITMEM_CAPTURE=off,
-so that the host CLI's own session (`claude -p` runs the user's hooks) neither records a
-session nor starts another distillation.
+stopped, not held in memory). One loop writes the prompt and reads both outputs, and stops at
+the deadline whatever holds the pipes open: a process the distiller started in a session of
+its own (out of reach of the group's kill) may keep its stdout open for ever; the pipes are
+closed on it. Once the distiller itself has exited, its output is read for GRACE seconds more,
+not until every such process has gone. Its environment says GITMEM_HOOKS=off and
+GITMEM_CAPTURE=off, so that the host CLI's own session (`claude -p` runs the user's hooks)
+neither records a session nor starts another distillation.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import shutil
 import signal
 import subprocess
-import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
 
 from gitmem.capture.settings import HOST_COMMANDS
 
 __all__ = ["ANSWER_LIMIT", "Ran", "distiller_command", "run_distiller"]
 
 ANSWER_LIMIT = 8 << 20  # bytes of an answer read; beyond it the distiller is stopped
+GRACE = 0.5  # seconds its output is still read after the distiller has exited
 _ERR_KEPT = 2000
 
 
@@ -64,68 +69,97 @@ def run_distiller(
             stderr=subprocess.PIPE,
             env=child_env,
             start_new_session=True,
+            bufsize=0,
         )
     except OSError as exc:
         return Ran("", f"the distiller could not start ({exc})")
-    assert process.stdin is not None and process.stdout is not None
-    assert process.stderr is not None
-    errors: list[bytes] = []
-    feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
-    drain = threading.Thread(target=_drain, args=(process.stderr, errors), daemon=True)
-    feeder.start()
-    drain.start()
-    late = threading.Event()
-
-    def too_late() -> None:
-        late.set()
-        _stop(process)
-
-    timer = threading.Timer(timeout, too_late)
-    timer.start()
-    chunks: list[bytes] = []
-    size = 0
-    overflow = False
+    deadline = time.monotonic() + timeout
     try:
-        while chunk := os.read(process.stdout.fileno(), 65536):
-            size += len(chunk)
-            if size > ANSWER_LIMIT:
-                overflow = True
-                _stop(process)
-                break
-            chunks.append(chunk)
-        code = process.wait()
+        out, err, stopped = _exchange(process, prompt.encode("utf-8"), deadline)
+        if not stopped:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                stopped = "timeout"
     finally:
-        timer.cancel()
-        process.stdout.close()
-    timed_out = late.is_set()
-    drain.join(1.0)
-    text = b"".join(chunks).decode("utf-8", "replace")
-    said = b"".join(errors).decode("utf-8", "replace").strip()[-_ERR_KEPT:]
-    if overflow:
+        if process.poll() is None:
+            _stop(process)
+            process.wait()
+    text = out.decode("utf-8", "replace")
+    said = err.decode("utf-8", "replace").strip()[-_ERR_KEPT:]
+    if stopped == "overflow":
         return Ran("", f"the distiller printed more than {ANSWER_LIMIT >> 20} MB; stopped")
-    if timed_out:
+    if stopped == "timeout":
         return Ran("", f"the distiller took longer than {timeout:g} s; stopped")
-    if code != 0:
+    if process.returncode != 0:
         tail = f": {' '.join(said.split())[-300:]}" if said else ""
-        return Ran(text, f"the distiller exited {code}{tail}")
+        return Ran(text, f"the distiller exited {process.returncode}{tail}")
     return Ran(text, "")
 
 
-def _feed(stream: IO[bytes], prompt: str) -> None:
+def _exchange(
+    process: subprocess.Popen[bytes], prompt: bytes, deadline: float
+) -> tuple[bytes, bytes, str]:
+    """Write the prompt and read stdout and stderr until both end, the distiller has exited
+    GRACE seconds ago, or the deadline. (stdout, the end of stderr, "" or why it was
+    stopped: "timeout" or "overflow"); the pipes are closed either way."""
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    out: list[bytes] = []
+    err: list[bytes] = []
+    size = kept = sent = 0
+    exited: float | None = None
+    stopped = ""
+    selector = selectors.DefaultSelector()
     try:
-        stream.write(prompt.encode("utf-8"))
-        stream.close()
-    except OSError:  # it left without reading: its exit says why
-        pass
-
-
-def _drain(stream: IO[bytes], into: list[bytes]) -> None:
-    kept = 0
-    while chunk := os.read(stream.fileno(), 65536):
-        if kept < 65536:
-            into.append(chunk)
-            kept += len(chunk)
-    stream.close()
+        os.set_blocking(stdin.fileno(), False)
+        selector.register(stdin, selectors.EVENT_WRITE)
+        selector.register(stdout, selectors.EVENT_READ)
+        selector.register(stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                stopped = "timeout"
+                break
+            if exited is None and process.poll() is not None:
+                exited = now
+            if exited is not None and now - exited > GRACE:
+                break  # what is left holding the pipes is not the distiller
+            for key, _ in selector.select(min(deadline - now, 0.1)):
+                if key.fileobj is stdin:
+                    try:
+                        sent += os.write(key.fd, prompt[sent : sent + 65536])
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # it left without reading: its exit says why
+                        sent = len(prompt)
+                    if sent >= len(prompt):
+                        selector.unregister(stdin)
+                        stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.fileobj is stdout:
+                    size += len(chunk)
+                    if size > ANSWER_LIMIT:
+                        stopped = "overflow"
+                        break
+                    out.append(chunk)
+                elif kept < 65536:
+                    err.append(chunk)
+                    kept += len(chunk)
+            if stopped:
+                break
+    finally:
+        selector.close()
+        for stream in (stdin, stdout, stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+    if stopped:
+        _stop(process)
+    return b"".join(out), b"".join(err), stopped
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -31,6 +31,8 @@ class CaptureSettings:
     related: int = 8  # existing memories sent with each span (found by recall)
     min_messages: int = 10  # at Stop (every turn), wait until this many new messages
     spans_per_run: int = 4  # spans one run distills; the rest waits for the next boundary
+    retry_after: float = 600.0  # seconds a failed span waits for an automatic try; doubles
+    quiet: float = 1800.0  # seconds without new transcript: distilled to its end at a sweep
     scope: str = "shared"  # scope of captured records
     prompt: str = "prompts/distill.md"  # the prompt file, in the store
 
@@ -65,9 +67,13 @@ def capture_settings(root: Path) -> CaptureSettings:
                 value = tuple(value)
             else:
                 raise bad(key, 'a command line, e.g. "claude -p", or a list of words')
-        elif key == "timeout":
+        elif key in ("timeout", "quiet"):
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                 raise bad(key, "a positive number of seconds")
+            value = float(value)
+        elif key == "retry_after":
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise bad(key, "a number of seconds, 0 or more")
             value = float(value)
         elif key == "secrets":
             if value not in ("redact", "refuse"):

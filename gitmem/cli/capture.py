@@ -37,7 +37,7 @@ def _span_line(span: SpanReport, dry_run: bool) -> str:
     return head + said
 
 
-def _say_report(report: DistillReport, dry_run: bool, stamp: bool) -> None:
+def _say_report(report: DistillReport, dry_run: bool, stamp: bool, sweep: bool) -> None:
     prefix = time.strftime("%Y-%m-%dT%H:%M:%SZ distill: ", time.gmtime()) if stamp else ""
     for span in report.spans:
         display.say(prefix + _span_line(span, dry_run))
@@ -47,7 +47,13 @@ def _say_report(report: DistillReport, dry_run: bool, stamp: bool) -> None:
         for note in report.waiting:
             display.say(note)
     if not report.spans and not report.notes and not report.waiting and not stamp:
-        display.say("nothing to distill: every archived session is distilled up to its end")
+        if sweep:
+            display.say(
+                "nothing due: no session has a retry due, spans left over, or has gone quiet "
+                '("gitmem distill" takes every waiting session now)'
+            )
+        else:
+            display.say("nothing to distill: every archived session is distilled up to its end")
 
 
 @app.command()
@@ -61,6 +67,14 @@ def distill(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Ask the distiller, write nothing, move nothing.")
     ] = False,
+    sweep: Annotated[
+        bool,
+        typer.Option(
+            "--sweep",
+            help="Only the sessions whose turn has come (a failed span due for a retry, spans "
+            "left by an earlier run, a session gone quiet), after --session if given.",
+        ),
+    ] = False,
     trigger: Annotated[str, typer.Option("--trigger", hidden=True)] = "",
     background: Annotated[bool, typer.Option("--background", hidden=True)] = False,
     as_json: JsonOpt = False,
@@ -71,12 +85,12 @@ def distill(
         with contextlib.suppress(OSError):
             os.nice(10)  # the agent's own work comes first
     report = open_store(store).distill(
-        dict(os.environ), session, force=force, dry_run=dry_run, trigger=trigger
+        dict(os.environ), session, force=force, dry_run=dry_run, trigger=trigger, sweep=sweep
     )
     if as_json:
         display.json_out(distill_json(report))
         return
-    _say_report(report, dry_run, background)
+    _say_report(report, dry_run, background, sweep)
 
 
 @app.command()

@@ -14,10 +14,10 @@ import typer
 from gitmem import answers
 from gitmem.cli import display
 from gitmem.cli.app import AsOfOpt, JsonOpt, StoreOpt, app, open_store, show_notices
-from gitmem.cli.views import LEVELS, Level, render
 from gitmem.cli.writeinput import split_tags
 from gitmem.errors import UsageError
 from gitmem.store.record import Record
+from gitmem.store.views import LEVELS, Level, level_json, render
 
 __all__ = ["export", "history", "list_", "read", "status", "version"]
 
@@ -30,20 +30,27 @@ def _usage_exit(message: str) -> NoReturn:
 def read(
     record_id: Annotated[str, typer.Argument(metavar="ID")],
     level: Annotated[
-        str, typer.Option("--level", "-l", help="abstract | outline | full.")
-    ] = "full",
+        str | None,
+        typer.Option(
+            "--level",
+            "-l",
+            help="abstract | outline | full (the default); with --json, that text "
+            "instead of the record's fields.",
+        ),
+    ] = None,
     as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """Show a record: its abstract, an outline, or the whole file."""
-    if level not in LEVELS:
+    if level is not None and level not in LEVELS:
         _usage_exit(f'--level must be one of {", ".join(LEVELS)}, not "{level}"')
     found = open_store(store).get(record_id, as_of=as_of)
+    chosen: Level = level or "full"
     if as_json:
-        display.json_out(answers.record_json(found))
+        shown = answers.record_json(found) if level is None else level_json(found, chosen)
+        display.json_out(shown)
         return
-    chosen: Level = level
     display.raw(render(found, chosen))
 
 

@@ -18,7 +18,6 @@ import typer
 from gitmem.api import Store
 from gitmem.cli import display
 from gitmem.cli.app import JsonOpt, StoreOpt, app, open_store
-from gitmem.cli.views import render
 from gitmem.cli.writeinput import (
     body_text,
     parse_fields,
@@ -31,6 +30,7 @@ from gitmem.cli.writeinput import (
 )
 from gitmem.errors import GitmemError, RecordInvalid, UsageError
 from gitmem.store.config import resolve_store_path
+from gitmem.store.views import render
 
 __all__ = ["amend", "commit", "edit", "forget", "import_", "init", "record", "supersede"]
 

@@ -109,7 +109,9 @@ def session_start(hook: Hook) -> str:
     budget = hook.settings.context_bytes
     share = min(hook.settings.handoff_bytes, budget // 2)
     text = build(hook.root, project=project, budget=budget - share).text
-    return text + _handoff(hook, budget - len(text.encode("utf-8"))) if share else text
+    text = text + _handoff(hook, budget - len(text.encode("utf-8"))) if share else text
+    _sweep_later(hook)  # last: the block is what the session is waiting for
+    return text
 
 
 def _handoff(hook: Hook, budget: int) -> str:
@@ -144,8 +146,6 @@ def _present(hook: Hook, project: str) -> None:
 def _sync(hook: Hook, *, wait: bool) -> None:
     """`gitmem sync` in a child process: waited for (bounded) at SessionStart, detached after
     a session's writes so the agent never waits on the network."""
-    import subprocess
-
     timeout = hook.settings.sync_timeout
     command = [sys.executable, "-m", "gitmem", "sync", "--timeout", f"{timeout:g}"]
     # At a session's start the index is left behind: catching it up would load the model, and
@@ -154,16 +154,13 @@ def _sync(hook: Hook, *, wait: bool) -> None:
     # `gitmem sync` runs ssh in batch mode itself, and leaves a store's core.sshCommand alone.
     env = {**hook.env, "GIT_TERMINAL_PROMPT": "0"}
     if not wait:
-        with (hook.cache / LOG_NAME).open("a", encoding="utf-8") as log:
-            subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=env,
-                start_new_session=True,
-            )
+        from gitmem.detach import start_detached
+
+        if not start_detached(command, env, str(hook.cache / LOG_NAME)):
+            hook.log("could not start the background sync; the next SessionStart syncs")
         return
+    import subprocess
+
     try:
         done = subprocess.run(
             command,
@@ -269,18 +266,10 @@ def _index_later(
 ) -> bool:
     """Start the detached indexer (gitmem.hooks.indexlater); False when it could not start
     (the hook indexes in its own process then)."""
-    try:
-        quiet = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ]
-        args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(root), str(cwd), agent]
-        args += [str(p) for p in paths]
-        os.posix_spawn(sys.executable, args, dict(env), file_actions=quiet, setsid=True)
-    except Exception:
-        return False
-    return True
+    from gitmem.detach import start_detached
+
+    args = [sys.executable, "-m", "gitmem.hooks.indexlater", str(root), str(cwd), agent]
+    return start_detached([*args, *(str(p) for p in paths)], env)
 
 
 def session_record(hook: Hook) -> str:
@@ -328,7 +317,8 @@ def session_record(hook: Hook) -> str:
 
 def _distill_later(hook: Hook, state: SessionState) -> None:
     """Note the archived session for capture and start `gitmem distill` on it, detached
-    (docs/capture.md): the hook returns at once; the distiller may take minutes."""
+    (docs/capture.md): the hook returns at once; the distiller may take minutes. The run
+    then sweeps the other sessions whose turn has come (gitmem.capture.sweep)."""
     from gitmem.agents.session import archive_path
     from gitmem.capture.queue import enqueue
 
@@ -338,14 +328,49 @@ def _distill_later(hook: Hook, state: SessionState) -> None:
     enqueue(
         hook.cache, state.session, state.host or hook.host, archive
     )  # `gitmem distill` finds it
-    if hook.env.get("GITMEM_CAPTURE", "").strip().lower() in ("off", "0", "no", "false"):
-        return
+    if _capture_on(hook):
+        _start_distill(hook, ["--session", state.session])
+
+
+def _sweep_later(hook: Hook) -> None:
+    """At SessionStart: start the sweep of the sessions waiting for capture, detached (a
+    distiller that failed at the last SessionEnd, a Codex session gone quiet). Nothing when
+    no session was ever noted for capture."""
+    if (hook.cache / "capture").is_dir() and _capture_on(hook):
+        _start_distill(hook, [])
+
+
+def _start_distill(hook: Hook, args: list[str]) -> None:
     from gitmem.detach import start_detached
 
-    command = [sys.executable, "-m", "gitmem", "distill", "--session", state.session]
+    command = [sys.executable, "-m", "gitmem", "distill", *args, "--sweep"]
     command += ["--store", str(hook.root), "--background", "--trigger", hook.event]
     if not start_detached(command, hook.env, str(hook.cache / LOG_NAME)):
         hook.log("could not start the distillation; the next boundary tries again")
+
+
+def _capture_on(hook: Hook) -> bool:
+    """Whether a distillation may start: not GITMEM_CAPTURE=off, nor `enabled = false`
+    under `[capture]` in config.toml. Read cheaply, since Stop comes after every turn:
+    tomllib only when the text says `enabled = false` somewhere. A file that cannot be read
+    starts the run, which says what is wrong with it in hooks.log."""
+    if hook.env.get("GITMEM_CAPTURE", "").strip().lower() in ("off", "0", "no", "false"):
+        return False
+    try:
+        text = (hook.root / "config.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+    import re
+
+    if not re.search(r"""\benabled["']?\s*=\s*false\b""", text):
+        return True
+    import tomllib
+
+    try:
+        table = tomllib.loads(text).get("capture")
+    except tomllib.TOMLDecodeError:
+        return True
+    return not (isinstance(table, dict) and table.get("enabled") is False)
 
 
 HANDLERS: dict[str, Callable[[Hook], str]] = {

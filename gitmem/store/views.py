@@ -1,16 +1,17 @@
 """Progressive disclosure: a record at three levels of detail, as plain text.
 
-Shared by the CLI, the hooks and the MCP server so that all three say the same thing.
+Below the entry points so that `gitmem read --level` and the MCP `read` tool call the same
+function and say the same thing.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from gitmem.store.record import Record, format_time
 from gitmem.store.recordfile import dump
 
-__all__ = ["LEVELS", "Level", "headline", "render"]
+__all__ = ["LEVELS", "Level", "headline", "level_json", "render"]
 
 Level = Literal["abstract", "outline", "full"]
 LEVELS: tuple[Level, ...] = ("abstract", "outline", "full")
@@ -45,6 +46,11 @@ def render(record: Record, level: Level) -> str:
     lines.append("")
     lines.extend(_outline(record.body))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def level_json(record: Record, level: Level) -> dict[str, Any]:
+    """The answer of `gitmem read ID --level L --json` and of the MCP `read` with a level."""
+    return {"id": record.id, "level": level, "text": render(record, level)}
 
 
 def _outline(body: str) -> list[str]:
