@@ -38,9 +38,8 @@ LAYERS: dict[str, int] = {
     "answers": 7,
     "__init__": 8,  # the public face of api: `gitmem.Store`
     "sync": 9,
-    "status": 10,
     "evaluate": 10,
-    "insight": 11,  # stats and the HTML report (reads status, sync): writes nothing
+    "insight": 11,  # status and doctor's report, stats, the HTML report (reads sync): no writes
     "hooks": 11,
     "mcp_server": 11,
     "cli": 12,
