@@ -274,6 +274,21 @@ def test_each_library_has_its_owners() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_library_imported_has_an_owner() -> None:
+    """A library outside OWNERS would pass the check above with any number of importers: every
+    import of the package that is neither gitmem's nor the standard library's names a key."""
+    unowned = sorted(
+        f"{module} imports {target}"
+        for module, edges in graph().items()
+        for target in edges
+        if target != "gitmem"
+        and not target.startswith("gitmem.")
+        and target not in sys.stdlib_module_names
+        and target not in OWNERS
+    )
+    assert not unowned, "give these libraries their owner in OWNERS:\n" + "\n".join(unowned)
+
+
 def test_wing_packages_are_empty() -> None:
     """Importing any module of a wing runs its `__init__.py` first: what it imported would land
     on the hook path and the fast paths."""
