@@ -1,5 +1,5 @@
 """What one `gitmem import` leaves in .git: loose objects and size, packed (as gitmem does
-for a write of gitmem.store.store.PACK_AFTER files or more) and not, and the time each takes.
+for a write of gitmem.store.commit.PACK_AFTER files or more) and not, and the time each takes.
 
     .venv/bin/python benchmarks/bench_import.py --count 10000 --runs 3 [--json OUT]
 """
@@ -16,7 +16,7 @@ from unittest import mock
 
 from _common import machine, median, synthetic_items, write_json
 
-from gitmem.store import store as store_module
+from gitmem.store import commit as commit_module
 from gitmem.store.store import Store
 
 
@@ -38,8 +38,8 @@ def one(count: int, pack: bool) -> dict[str, float]:
     try:
         store, _ = Store.init(work / "store")
         items = list(synthetic_items(count))
-        limit = store_module.PACK_AFTER if pack else 10**12
-        with mock.patch.object(store_module, "PACK_AFTER", limit):
+        limit = commit_module.PACK_AFTER if pack else 10**12
+        with mock.patch.object(commit_module, "PACK_AFTER", limit):
             began = time.perf_counter()
             store.import_records(items, agent="bench")
             seconds = time.perf_counter() - began

@@ -22,7 +22,7 @@ from gitmem.index.modelfiles import ModelUnavailable
 from gitmem.store.store import Store as CoreStore
 
 if TYPE_CHECKING:
-    from gitmem.agents.context import Block
+    from gitmem.agents.contextblock import Block
     from gitmem.capture.distill import DistillReport
     from gitmem.capture.trace import Trace
     from gitmem.consolidate.consolidation import Consolidation

@@ -38,9 +38,8 @@ LAYERS: dict[str, int] = {
     "answers": 7,
     "__init__": 8,  # the public face of api: `gitmem.Store`
     "sync": 9,
-    "status": 10,
     "evaluate": 10,
-    "insight": 11,  # stats and the HTML report (reads status, sync): writes nothing
+    "insight": 11,  # status and doctor's report, stats, the HTML report (reads sync): no writes
     "hooks": 11,
     "mcp_server": 11,
     "cli": 12,
@@ -273,6 +272,21 @@ def test_each_library_has_its_owners() -> None:
             if library in edges and path not in owners:
                 wrong.append(f"{path} imports {library}; only {sorted(owners)} may")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_library_imported_has_an_owner() -> None:
+    """A library outside OWNERS would pass the check above with any number of importers: every
+    import of the package that is neither gitmem's nor the standard library's names a key."""
+    unowned = sorted(
+        f"{module} imports {target}"
+        for module, edges in graph().items()
+        for target in edges
+        if target != "gitmem"
+        and not target.startswith("gitmem.")
+        and target not in sys.stdlib_module_names
+        and target not in OWNERS
+    )
+    assert not unowned, "give these libraries their owner in OWNERS:\n" + "\n".join(unowned)
 
 
 def test_wing_packages_are_empty() -> None:

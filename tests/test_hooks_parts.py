@@ -14,7 +14,7 @@ from hookkit import make_project
 
 from gitmem.agents import settings as hooksettings
 from gitmem.agents.automemory import changed_files, memory_dir, mirror, project_slug
-from gitmem.agents.context import Item, render
+from gitmem.agents.contextblock import Item, render
 from gitmem.agents.project import find_project, normalise_remote
 from gitmem.api import Store
 from gitmem.index import stamp

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from gitmem.store.store import PACK_AFTER, Store
+from gitmem.store.commit import PACK_AFTER
+from gitmem.store.store import Store
 
 
 def _loose(root: Path) -> int:

@@ -378,13 +378,15 @@ def test_records_with_the_full_clis_own_library_call() -> None:
     record() as long as the search layer adds nothing to writing. (Its steps in
     gitmem.store.writes are functions, which no subclass can change.)"""
     from gitmem import api
-    from gitmem.store import reader, store
+    from gitmem.store import commit, reader, store
 
-    writing = ["__init__", "record", "_write", "_commit", "_exclusive", "_recover"]
+    writing = ["record", "_write"]
+    committing = ["__init__", "_commit", "_exclusive", "_recover"]
     reading = ["open", "__init__", "_follow", "catalog", "resolve", "previous", "head"]
     reading += ["default_agent"]
-    assert [name for name in writing + reading if name in vars(api.Store)] == []
+    assert [name for name in writing + committing + reading if name in vars(api.Store)] == []
     assert all(name in vars(store.Store) for name in writing)
+    assert all(name in vars(commit.Committer) for name in committing)
     assert all(name in vars(reader.Reader) for name in reading)
 
 

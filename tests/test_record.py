@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import RecordInvalid
-from gitmem.store.record import BASE_FIELDS, Record, body_problems, make_id, record_path, slugify
+from gitmem.store.record import BASE_FIELDS, Record, make_id, record_path, slugify
 from gitmem.store.recordfile import dump, parse
+from gitmem.store.textrules import body_problems
 
 T0 = datetime(2026, 11, 30, 20, 1, 16, tzinfo=UTC)
 

@@ -140,7 +140,7 @@ def export(
 @app.command()
 def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
     """The store: where it is, its HEAD, how many records, edits not yet committed."""
-    from gitmem.status import store_status
+    from gitmem.insight.status import store_status
 
     report = store_status(open_store(store))
     if as_json:
@@ -157,7 +157,7 @@ def status(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
 def version(as_json: JsonOpt = False) -> None:
     """gitmem's version; with --json also the store format, the index schema, Python's and
     the libraries' versions (`gitmem --version` prints the first line alone)."""
-    from gitmem.status import versions
+    from gitmem.insight.status import versions
 
     report = versions()
     if as_json:

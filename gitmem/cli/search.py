@@ -151,7 +151,7 @@ def rebuild(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @app.command()
 def doctor(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Check the store, the index and the model; say what is wrong and how to fix it."""
-    from gitmem.status import diagnose
+    from gitmem.insight.status import diagnose
 
     report = diagnose(open_store(store))
     if as_json:

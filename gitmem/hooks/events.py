@@ -206,7 +206,7 @@ def user_prompt_submit(hook: Hook) -> str:
     prompt = " ".join(str(hook.payload.get("prompt") or "").split())
     if _trivial(prompt):
         return ""
-    from gitmem.agents.context import Item, render_ranked
+    from gitmem.agents.contextblock import Item, render_ranked
     from gitmem.api import Store
 
     store = Store.open(hook.root)

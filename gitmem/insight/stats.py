@@ -39,8 +39,8 @@ def store_stats(
 ) -> dict[str, Any]:
     """The whole answer of `gitmem stats --json`; `since` limits growth and the history counts
     to what was written from then on (the counts of records are always of HEAD)."""
+    from gitmem.insight.status import store_status
     from gitmem.insight.work import graph_stats, proposal_stats, read_work, recall_stats
-    from gitmem.status import store_status
     from gitmem.sync.state import sync_status
 
     found = store.index().every() if entries is None else entries

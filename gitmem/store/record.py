@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.errors import RecordInvalid
+from gitmem.store.textrules import bad_character
 
 __all__ = [
     "BASE_FIELDS",
@@ -25,14 +26,12 @@ __all__ = [
     "STATUSES",
     "FieldValue",
     "Record",
-    "body_problems",
     "format_problems",
     "format_time",
     "make_id",
     "parse_time",
     "record_path",
     "slugify",
-    "strip_bidi",
 ]
 
 FieldValue = str | tuple[str, ...]
@@ -323,7 +322,7 @@ def format_problems(record: Record) -> list[str]:
         if not tag.strip() or "\n" in tag or "," in tag:
             problems.append(f"tags: {tag!r} must be a non-empty word without commas or newlines")
     for key, value in _texts(record):
-        problem = _bad_character(value, lines=key == "body", bidi=key != "body")
+        problem = bad_character(value, lines=key == "body", bidi=key != "body")
         if problem:
             problems.append(f"{key}: {problem}")
     if record.created > record.updated:
@@ -342,68 +341,3 @@ def _texts(record: Record) -> Iterable[tuple[str, str]]:
     for key, value in record.fields:
         for item in value if isinstance(value, tuple) else (value,):
             yield key, item
-
-
-# Compiled on first use, as the emitter's patterns (gitmem.store.recordfile).
-_BAD_CHAR = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]"
-# The bidirectional embeddings, overrides and isolates (not the marks LRM, RLM, ALM): in a
-# one-line value they make `gitmem list` show text in another order than it is stored
-# ("Trojan Source", CVE-2021-42574). A body may hold them: right-to-left prose uses them, and
-# `read` shows a body as the whole it is.
-_BIDI_CHAR = r"[\u202a-\u202e\u2066-\u2069]"
-
-
-def strip_bidi(text: str) -> str:
-    """`text` without bidirectional embeddings, overrides and isolates: for a one-line value
-    taken from a body (the abstract gitmem derives), where they are refused."""
-    return re.sub(_BIDI_CHAR, "", text)
-
-
-def _bad_character(value: str, *, lines: bool, bidi: bool) -> str | None:
-    """What is wrong with the first forbidden character of `value`, where it is, and the fix."""
-    found = re.search(_BAD_CHAR, value)
-    if bidi:
-        other = re.search(_BIDI_CHAR, value)
-        if other is not None and (found is None or other.start() < found.start()):
-            found = other
-    if found is None:
-        return None
-    char, at = found.group(), found.start()
-    if lines:
-        line = value.count("\n", 0, at) + 1
-        where = f"line {line}, column {at - (value.rfind(chr(10), 0, at) + 1) + 1}"
-    else:
-        where = f"character {at + 1}"
-    code = f"U+{ord(char):04X}"
-    if "\ud800" <= char <= "\udfff":
-        return f"an unpaired surrogate ({code}) at {where}; it is not text — remove it"
-    if re.match(_BIDI_CHAR, char):
-        name = unicodedata.name(char, "bidirectional control")
-        return (
-            f"the bidirectional control {code} ({name}) at {where} would show the text in "
-            "another order than it is stored; remove it"
-        )
-    return (
-        f"a control character ({code}) at {where}; remove it "
-        "(tab, LF and CR are the only ones allowed)"
-    )
-
-
-def body_problems(body: str, max_bytes: int) -> list[str]:
-    """What a write refuses in a body: empty, too large, or shaped like a second frontmatter."""
-    problems: list[str] = []
-    if not body.strip():
-        problems.append("body: empty; give the memory some text (or --body-file FILE)")
-    size = len(body.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        problems.append(
-            f"body: {size} bytes, over the store's limit of {max_bytes} "
-            "(limits.max_body_bytes in config.toml); split it or link a file"
-        )
-    first = body.lstrip("\ufeff \t\r\n").split("\n", 1)[0].rstrip("\r \t")
-    if first == "---":
-        problems.append(
-            "body: starts with a '---' line, which would read as frontmatter; "
-            "put text before it or use '***' for a rule"
-        )
-    return problems

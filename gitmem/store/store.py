@@ -8,22 +8,18 @@ the store's write lock; refused input raises before anything is written.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self
 
-from gitmem.atomic import TEMP_PREFIX
 from gitmem.errors import GitmemError, RecordInvalid, UsageError
 from gitmem.store import schema, writes
-from gitmem.store.config import Config, load_config, template_files
+from gitmem.store.commit import Committer, exclusively
+from gitmem.store.config import load_config, template_files
 from gitmem.store.git import GitRepo
-from gitmem.store.gitfiles import pack_loose_objects
-from gitmem.store.lock import Journal, write_lock
-from gitmem.store.reader import CACHE_DIR, Reader
+from gitmem.store.reader import CACHE_DIR
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump, parse
 from gitmem.store.writes import SecretPolicy
@@ -33,9 +29,6 @@ if TYPE_CHECKING:
     from gitmem.store.history import Version
 
 __all__ = ["Store", "WriteResult"]
-
-LOCK_TIMEOUT = 60.0
-PACK_AFTER = 256  # a write of this many files or more packs its objects (gitfiles)
 
 
 @dataclass(frozen=True)
@@ -52,33 +45,13 @@ class WriteResult:
         return self.records[0]
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _exclusively(
-    method: Callable[Concatenate[Store, _P], _R],
-) -> Callable[Concatenate[Store, _P], _R]:
-    """Run a write method under the store's write lock, from reading to committing."""
-
-    @functools.wraps(method)
-    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._exclusive():
-            return method(self, *args, **kwargs)
-
-    return wrapper
-
-
 def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-class Store(Reader):
-    """An opened store: its reads (gitmem.store.reader) and its writes, each one commit."""
-
-    def __init__(self, repo: GitRepo, config: Config) -> None:
-        super().__init__(repo, config)
-        self._begin: Callable[[str | None, list[str]], None] | None = None  # lock held
+class Store(Committer):
+    """An opened store: its reads (gitmem.store.reader) and its writes, each one commit
+    (gitmem.store.commit)."""
 
     @classmethod
     def init(cls, root: Path | str, agent: str = "gitmem") -> tuple[Self, bool]:
@@ -114,7 +87,7 @@ class Store(Reader):
 
     # --- writing -----------------------------------------------------------------------------
 
-    @_exclusively
+    @exclusively
     def record(
         self,
         type_: str,
@@ -158,7 +131,7 @@ class Store(Reader):
             redactions=redactions,
         )
 
-    @_exclusively
+    @exclusively
     def supersede(
         self,
         old_id: str,
@@ -220,7 +193,7 @@ class Store(Reader):
             redactions=redactions,
         )
 
-    @_exclusively
+    @exclusively
     def forget(self, id_or_prefix: str, *, reason: str, agent: str = "") -> WriteResult:
         """Remove a record from the current tree; history keeps it."""
         if not reason.strip():
@@ -228,7 +201,7 @@ class Store(Reader):
         old = self.get(id_or_prefix)
         return self._write({old.path: None}, "forget", old, agent, detail=reason.strip())
 
-    @_exclusively
+    @exclusively
     def amend(
         self,
         id_or_prefix: str,
@@ -252,7 +225,7 @@ class Store(Reader):
         writes.check(self, new, previous=old)
         return self._write({new.path: new}, operation, new, agent, redactions=redactions)
 
-    @_exclusively
+    @exclusively
     def replace_text(
         self,
         id_or_prefix: str,
@@ -281,7 +254,7 @@ class Store(Reader):
             changes[old.path] = None
         return self._write(changes, "edit", new, agent, redactions=redactions)
 
-    @_exclusively
+    @exclusively
     def import_records(
         self,
         items: Iterable[Mapping[str, Any]],
@@ -306,7 +279,7 @@ class Store(Reader):
         commit = self._commit(plan.changes, message, agent, head)
         return WriteResult(commit, plan.records, "import", plan.redactions)
 
-    @_exclusively
+    @exclusively
     def write_batch(
         self,
         drafts: Sequence[Draft],
@@ -331,7 +304,7 @@ class Store(Reader):
         files = {p: dump(r).encode("utf-8") for p, r in changes.items()}
         return WriteResult(self._commit(files, text, agent, None), created, "capture", redactions)
 
-    @_exclusively
+    @exclusively
     def commit_pending(self, *, agent: str = "", message: str = "") -> WriteResult:
         """Validate and commit a person's edits to record files (`gitmem commit`)."""
         from gitmem.store.transfer import plan_pending
@@ -351,7 +324,7 @@ class Store(Reader):
         commit = self._commit(files, text, agent, self.repo.head(), check_dirty=False)
         return WriteResult(commit, records, "edit")
 
-    @_exclusively
+    @exclusively
     def add_shipped_schema(self, type_: str, *, agent: str = "") -> str | None:
         """Add the shipped `schemas/<type>.toml` to a store made before that type shipped (one
         commit; None when the store has it). The work graph's `entity` type (issue 19)."""
@@ -365,7 +338,7 @@ class Store(Reader):
         self.schemas = schema.load_schemas(self.root / "schemas")
         return commit
 
-    # --- write machinery ---------------------------------------------------------------------
+    # --- a record write's commit (the lock and the commit itself: gitmem.store.commit) -------
 
     def _write(
         self,
@@ -387,64 +360,3 @@ class Store(Reader):
         commit = self._commit(files, message, agent, None)
         written = tuple(r for r in changes.values() if r is not None) or (subject_record,)
         return WriteResult(commit, written, operation, redactions)
-
-    @contextmanager
-    def _exclusive(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-        """Hold the store's write lock (re-entrant within this object). Each write reads the
-        record it changes and commits inside one hold, so concurrent writers cannot lose each
-        other's changes."""
-        if self._begin is not None:
-            yield
-            return
-        with write_lock(self.repo.git_dir, timeout, self._recover) as begin:
-            self._begin = begin
-            try:
-                yield
-            finally:
-                self._begin = None
-
-    def _commit(
-        self,
-        files: Mapping[str, bytes | None],
-        message: str,
-        agent: str,
-        expected: str | None,
-        *,
-        check_dirty: bool = True,
-        merged: Sequence[str] = (),
-    ) -> str:
-        index_lock = self.repo.git_dir / "index.lock"
-        with self._exclusive():
-            assert self._begin is not None
-            if index_lock.exists():
-                raise GitmemError(
-                    f"git is busy in this store ({index_lock} exists); if no git command is "
-                    "running there, remove that file and try again"
-                )
-            if check_dirty:
-                for path in files:
-                    if self.repo.is_dirty(path):
-                        raise GitmemError(
-                            f"{path} has uncommitted edits; commit them first with "
-                            '"gitmem commit" (or discard them with git restore)'
-                        )
-            head = self.repo.head()
-            if expected is not None and head != expected:
-                raise GitmemError("the store changed while preparing this write; run it again")
-            self._begin(head, list(files))
-            who = writes.author(agent, self.repo.config_identity())
-            new = self.repo.commit_files(
-                files, message, who, self.repo.config_identity() or who, head, merged
-            )
-        self._follow(head, new, files)
-        if len(files) >= PACK_AFTER:  # an import, a big hand edit: pack what it wrote
-            pack_loose_objects(self.root)
-        return new
-
-    def _recover(self, journal: Journal) -> None:
-        head = self.repo.head()
-        if head is not None and head != journal.parent and journal.paths:
-            self.repo.checkout_paths(head, list(journal.paths))
-        for path in journal.paths:  # what the dead writer left half-written beside them
-            for tmp in (self.root / path).parent.glob(f"{TEMP_PREFIX}*"):
-                tmp.unlink(missing_ok=True)

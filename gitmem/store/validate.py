@@ -9,10 +9,11 @@ from pathlib import Path
 
 from gitmem.errors import RecordInvalid
 from gitmem.store.reader import RECORDS_DIR
-from gitmem.store.record import Record, body_problems
+from gitmem.store.record import Record
 from gitmem.store.recordfile import parse
 from gitmem.store.schema import check_record
 from gitmem.store.store import Store
+from gitmem.store.textrules import body_problems
 from gitmem.store.worktree import LINK_FIX, linked_part, links_under
 
 __all__ = ["Problem", "validate_files"]

@@ -16,8 +16,9 @@ from gitmem.errors import RecordInvalid, SecretFound
 from gitmem.store import schema
 from gitmem.store.gitread import Identity
 from gitmem.store.reader import Reader
-from gitmem.store.record import Record, body_problems, format_problems, make_id, strip_bidi
+from gitmem.store.record import Record, format_problems, make_id
 from gitmem.store.recordfile import dump
+from gitmem.store.textrules import body_problems, strip_bidi
 
 __all__ = ["SecretPolicy", "author", "check", "guard_secrets", "message", "new_record"]
 

@@ -71,7 +71,7 @@ def store_status(store: Store) -> dict[str, Any]:
         "model_problem": store.model_problem,
         "problems": [],
     }
-    from gitmem.sync.state import sync_status  # same layer; reads two refs and a small file
+    from gitmem.sync.state import sync_status  # a lower wing (9); reads two refs, one file
 
     report["sync"] = sync_status(store)
     from gitmem.capture.report import capture_status
