@@ -435,6 +435,66 @@ def test_cli_api_and_mcp_give_the_same_graph_answers(
     assert "give 1, 2 or 3" in refused["error"]
 
 
+def test_entity_commands_through_mcp_answer_as_the_cli(
+    gm: Any, store_path: Path, project: Path, tmp_path: Path
+) -> None:
+    """index-file, index-all and reconcile: the CLI on one store, the MCP tools on its twin
+    (the same files, the same steps), give the same JSON but for the commit ids."""
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    twin = tmp_path / "twin"
+    Store.init(twin)
+    server = build_server(Store.open(twin), workdir=project)
+    os.chdir(project)
+
+    def both(cli_args: tuple[str, ...], tool: str, args: dict[str, Any]) -> Any:
+        done = gm("entity", *cli_args, "--json")
+        assert done.code == 0, done.err
+        by_cli, by_mcp = json.loads(done.out), call(server, tool, args)
+        assert "error" not in by_mcp, by_mcp
+        for answer in (by_cli, by_mcp):
+            assert answer.pop("commit", "x") != "" and answer.pop("commits", ["x"]) != []
+        assert by_cli == by_mcp
+        return by_cli
+
+    task = "docs/tasks/task-1.md"
+    one = both(("index-file", task), "entity_index_file", {"path": task})
+    assert one["new"] == 1
+    every = both(("index-all",), "entity_index_all", {})
+    assert every["new"] == 53 and every["unchanged"] == 1 and every["dangling"]
+    notes = both(("index-all", "docs/notes"), "entity_index_all", {"directory": "docs/notes"})
+    assert notes["unchanged"] == len(notes["files"]) > 0
+    (project / "docs/tasks/task-2.md").unlink()
+    gone = both(("reconcile",), "entity_reconcile", {})
+    assert [f["path"] for f in gone["forgotten"]] == ["docs/tasks/task-2.md"]
+    assert gone["dangling"] and not gone["pruned"]
+    pruned = both(("reconcile", "--prune"), "entity_reconcile", {"prune": True})
+    assert pruned["pruned"] and pruned["dangling"]
+    assert ids_by_path(Store.open(twin)) == ids_by_path(Store.open(store_path))
+
+    before = snapshot(twin)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Not watched\n", encoding="utf-8")
+    refused = gm("entity", "index-file", str(outside), "--project-dir", str(project))
+    told = call(server, "entity_index_file", {"path": str(outside), "project_dir": str(project)})
+    assert refused.code == 1
+    assert told["error"].split(": ", 1)[1] in refused.err  # after the SDK's "Error executing"
+    assert "outside the watched directories" in told["error"]
+    binary = project / "docs/notes/blob.md"
+    binary.write_bytes(b"\x00\x01binary\x00")
+    told = call(server, "entity_index_file", {"path": "docs/notes/blob.md"})
+    assert "docs/notes/blob.md: not indexed" in told["error"]
+    told = call(server, "entity_index_all", {"directory": str(tmp_path)})
+    assert "outside the watched directories" in told["error"]
+    assert snapshot(twin) == before
+    assert_clean(twin)
+    bare = build_server(Store.open(twin))  # no directory to read a relative path against
+    told = call(bare, "entity_index_file", {"path": "docs/tasks/task-1.md"})
+    assert "give an absolute path" in told["error"]
+
+
 def test_the_cli_reads_as_a_person_would_want(gm: Any, store_path: Path, project: Path) -> None:
     os.chdir(project)
     first = gm("entity", "index-all")

@@ -57,6 +57,12 @@ class Indexed:
             "dangling": [e.to_dict() for e in self.dangling],
         }
 
+    def refusal(self) -> str:
+        """Why the first file asked for was not indexed ("" when none was skipped): `index-file`
+        refuses with it (exit 1, a tool error through MCP); nothing was written for it."""
+        skipped = [f for f in self.report.files if f.action == "skipped"]
+        return f"{skipped[0].path}: not indexed — {skipped[0].note}" if skipped else ""
+
 
 @dataclass(frozen=True)
 class Related:
