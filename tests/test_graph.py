@@ -250,7 +250,7 @@ def test_related_refuses_a_bad_depth_or_relation(gm: Any, store_path: Path, proj
     done = gm("graph", "related", rid, "--rel-type", "owns")
     assert done.code == 2 and "the relations are parent, blocked_by" in done.err
     done = gm("graph", "related", "nosuch")
-    assert done.code == 1 and 'no entity with id "nosuch"' in done.err
+    assert done.code == 1 and 'no entity or record with id "nosuch"' in done.err
 
 
 def test_blockers_have_chains_and_how_long_from_history(store_path: Path, project: Path) -> None:
@@ -344,6 +344,58 @@ def test_neighbours_join_entities_and_records(store_path: Path, project: Path) -
     assert store.graph.neighbours(jwt) == [ids["docs/tasks/task-1.md"], decision]
     assert store.graph.neighbours(decision) == [jwt]
     assert store.graph.neighbours("nosuch") == []
+
+
+def test_related_from_a_record_reaches_its_graph_neighbours(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    """`graph related` from a plain record: its links and supersedes, the entities naming it,
+    and on through those entities; the same answer through the CLI, the API and MCP."""
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    store = Store.open(store_path)
+    old = store.record("decision", "Sessions in cookies.", title="Cookies").record.id
+    decision = store.supersede(old, "Use JWT for sessions.", title="JWT").record.id
+    fact = store.record("fact", "Tokens expire hourly.", title="Expiry", links=[decision]).record
+    gone = store.record("fact", "Soon forgotten.", title="Gone").record.id
+    linked = store.record("fact", "See both.", title="Pointer", links=[decision, gone]).record.id
+    store.forget(gone, reason="wrong")
+    (project / "docs" / "tasks" / "jwt.md").write_text(
+        f"---\ntype: task\nlinks: [{decision}]\ndepends_on: task-1\n---\n# JWT\n"
+    )
+    store.graph.index_all(where(project))
+    ids = ids_by_path(store)
+    jwt, task1 = ids["docs/tasks/jwt.md"], ids["docs/tasks/task-1.md"]
+
+    done = gm("graph", "related", decision[:-2], "--json")
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert data["entity"] == {**data["entity"], "id": decision, "kind": "record", "title": "JWT"}
+    shown = [(i["id"], i["rel"], i["direction"], i["depth"], i["kind"]) for i in data["related"]]
+    assert shown == [
+        (old, "supersedes", "out", 1, "record"),
+        (jwt, "links_to", "in", 1, "entity"),
+    ]
+    assert fact.id not in {i["id"] for i in data["related"]}  # a record's link in is not an edge
+    deeper = json.loads(gm("graph", "related", decision, "--depth", "2", "--json").out)
+    assert (task1, 2, jwt) in {(i["id"], i["depth"], i["via"]) for i in deeper["related"]}
+    assert deeper == store.graph.related(decision, 2).to_dict()
+    assert deeper == call(
+        build_server(Store.open(store_path)), "graph_related", {"id": decision, "depth": 2}
+    )
+    pointer = json.loads(gm("graph", "related", linked, "--json").out)
+    assert [(i["id"], i["rel"]) for i in pointer["related"]] == [(decision, "links_to")]
+    assert pointer["dangling"] == [{"source": linked, "rel": "links_to", "key": gone, "target": ""}]
+    only = json.loads(gm("graph", "related", decision, "--rel-type", "supersedes", "--json").out)
+    assert [i["id"] for i in only["related"]] == [old]
+    text = gm("graph", "related", decision).out.splitlines()
+    assert text[0] == f"{decision}  decision  JWT"
+    assert text[1] == f"  → supersedes  {old}  Cookies"
+    assert text[2].startswith(f"  ← links_to  {jwt}  JWT")
+    origin = json.loads(gm("graph", "related", jwt, "--json").out)["entity"]
+    assert origin["kind"] == "entity" and origin["id"] == jwt
 
 
 # --- reconcile --------------------------------------------------------------------------------

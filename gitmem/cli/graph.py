@@ -197,19 +197,28 @@ def search(
 
 @graph_app.command()
 def related(
-    entity_id: Annotated[str, typer.Argument(metavar="ID", help="An entity id or unique prefix.")],
+    entity_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID", help="An entity's or any record's id, or a unique prefix of it."
+        ),
+    ],
     depth: Annotated[int, typer.Option("--depth", help="1, 2 or 3 edges away.")] = 1,
     rel_type: Annotated[
         list[str] | None,
         typer.Option(
             "--rel-type",
-            help="Only these relations: parent, blocked_by, depends_on, links_to; repeatable.",
+            help="Only these relations: parent, blocked_by, depends_on, links_to (and a "
+            "record's supersedes, superseded_by); repeatable.",
         ),
     ] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
-    """Entities (and records) within DEPTH edges of ID, both directions; cycles end there."""
+    """Entities (and records) within DEPTH edges of ID, both directions; cycles end there.
+
+    ID may be any record: its neighbours are what its `links` and `supersedes` name and the
+    entities that name it, and the walk goes on through those entities."""
     found = open_store(store).graph.related(entity_id, depth, _split(rel_type))
     data = found.to_dict()
     if as_json:

@@ -27,7 +27,12 @@ from gitmem.store.recordfile import parse
 if TYPE_CHECKING:
     from gitmem.store.reader import Reader
 
-__all__ = ["Edge", "Graph", "Step", "load_graph"]
+__all__ = ["RECORD_RELATIONS", "RELATIONS", "Edge", "Graph", "Step", "check_walk", "load_graph"]
+
+# A plain record's own edges, besides `links` (as `links_to`): only `related` from a record
+# follows them (gitmem.graph.view).
+RECORD_RELATIONS = ("supersedes", "superseded_by")
+RELATIONS = (*EDGE_FIELDS, *RECORD_RELATIONS)
 
 ENTITY_DIR = f"records/{ENTITY_TYPE}"
 CACHE_NAME = "graph-entities.json"  # in the store's cache directory
@@ -88,33 +93,36 @@ class Graph:
     def related(
         self, start: str, depth: int = 1, rels: Sequence[str] = ()
     ) -> tuple[Entity, list[Step]]:
-        """What is within `depth` edges of `start`, both directions, each reached once by its
-        shortest way (so a cycle ends there), breadth first, in edge order."""
-        if not 1 <= depth <= 3:
-            raise UsageError(f"--depth {depth}: give 1, 2 or 3")
-        unknown = sorted(set(rels) - set(EDGE_FIELDS))
-        if unknown:
-            raise UsageError(
-                f"--rel-type {', '.join(unknown)}: the relations are {', '.join(EDGE_FIELDS)}"
-            )
+        """What is within `depth` edges of the entity `start` (an id or unique prefix)."""
+        check_walk(depth, rels)
         origin = self.entity(start)
-        seen = {origin.id}
+        return origin, self.walk(origin.id, depth, rels)
+
+    def walk(
+        self, start: str, depth: int, rels: Sequence[str] = (), own: Sequence[Edge] = ()
+    ) -> list[Step]:
+        """What is within `depth` edges of the id `start`, both directions, each reached once
+        by its shortest way (so a cycle ends there), breadth first, in edge order. `own`: the
+        start's edges when it is a plain record (its `links`, `supersedes`), which the graph
+        does not hold; a plain record reached on the way is an end, its links not followed."""
+        seen = {start}
         steps: list[Step] = []
-        queue: deque[tuple[str, int]] = deque([(origin.id, 0)])
+        queue: deque[tuple[str, int]] = deque([(start, 0)])
         while queue:
             here, level = queue.popleft()
             if level == depth:
                 continue
-            ways = [(e.target, e.rel, "out") for e in self.out.get(here, ())]
+            outward = own if here == start and here not in self.entities else ()
+            ways = [(e.target, e.rel, "out") for e in (*outward, *self.out.get(here, ()))]
             ways += [(e.source, e.rel, "in") for e in self.into.get(here, ())]
             for other, rel, direction in ways:
                 if not other or other in seen or (rels and rel not in rels):
                     continue
                 seen.add(other)
                 steps.append(Step(other, level + 1, rel, direction, here))
-                if other in self.entities:  # a plain record is an end: its links are not edges
+                if other in self.entities:
                     queue.append((other, level + 1))
-        return origin, steps
+        return steps
 
     def neighbours(self, record_id: str) -> list[str]:
         """Ids one edge away from `record_id`, either way, in order: the targets it names,
@@ -122,6 +130,17 @@ class Graph:
         found = [e.target for e in self.out.get(record_id, ()) if e.target]
         found += [e.source for e in self.into.get(record_id, ())]
         return [i for i in dict.fromkeys(found) if i != record_id]
+
+
+def check_walk(depth: int, rels: Sequence[str]) -> None:
+    """Refuse a depth or relation `related` does not know (exit 2, usage)."""
+    if not 1 <= depth <= 3:
+        raise UsageError(f"--depth {depth}: give 1, 2 or 3")
+    unknown = sorted(set(rels) - set(RELATIONS))
+    if unknown:
+        raise UsageError(
+            f"--rel-type {', '.join(unknown)}: the relations are {', '.join(RELATIONS)}"
+        )
 
 
 def load_graph(store: Reader) -> Graph:
