@@ -19,6 +19,7 @@ from gitmem.api import Store
 from gitmem.errors import UsageError
 from gitmem.graph.entity import entity_id
 from gitmem.graph.indexer import Watched
+from gitmem.store.record import parse_time
 
 WATCH = ("docs", "notes")
 
@@ -604,6 +605,12 @@ def test_the_same_entity_indexed_on_two_devices_converges(tmp_path: Path) -> Non
     assert states[0] == "todo" and states[-1] == "blocked" and "done" in states  # both kept
 
 
+def fresh_process(model: Any) -> None:
+    """Forget what this process kept, as a new `gitmem` process starts."""
+    model._GRAPHS.clear()
+    model._PARSED.clear()
+
+
 def test_a_new_process_reads_parsed_entities_from_the_cache(
     store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -614,20 +621,73 @@ def test_a_new_process_reads_parsed_entities_from_the_cache(
     before = store.graph.graph()
     cache = store_path / ".gitmem" / model.CACHE_NAME
     assert cache.exists()
-    for damage in (None, b"{not json", b'{"version": 1, "entities": {"x": 3}}'):
+    good = json.loads(cache.read_bytes())
+    short_edge = {**good, "edges": [good["edges"][0][:3], *good["edges"][1:]]}
+    rows = [list(r) for r in good["entities"]]
+    rows[0][2] = [
+        17 if name == "title" else v for name, v in zip(good["fields"], rows[0][2], strict=True)
+    ]
+    damages = (
+        None,
+        b"{not json",
+        b'{"version": 1, "entities": {"x": 3}}',  # the first version's shape
+        json.dumps({**good, "fields": ["id"]}).encode(),  # another Entity
+        json.dumps(short_edge).encode(),
+        json.dumps({**good, "entities": rows}).encode(),  # a title that is not text
+    )
+    for damage in damages:
         if damage is not None:
             cache.write_bytes(damage)
-        model._GRAPHS.clear()
-        model._PARSED.clear()
+        fresh_process(model)
         again = Store.open(store_path).graph.graph()
         assert again.entities == before.entities and again.out == before.out
-    model._GRAPHS.clear()
-    model._PARSED.clear()
+        assert again.into == before.into and again.paths == before.paths
+    fresh_process(model)
     parsed: list[object] = []
     real = model._parse
     monkeypatch.setattr(model, "_parse", lambda *a: parsed.append(a) or real(*a))
     Store.open(store_path).graph.graph()
     assert parsed == []  # every entity came from the cache the damaged runs rewrote
+
+
+def test_the_resolved_graph_is_kept_per_head_in_the_cache(
+    store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At an unchanged HEAD a new process takes the graph from `.gitmem/graph-entities.json`
+    (no tree walk, no parse, no resolving, no catalog); after a commit it resolves again and
+    rewrites the file, stamped with the new HEAD."""
+    from gitmem.graph import model
+
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    cache = store_path / ".gitmem" / model.CACHE_NAME
+    assert json.loads(cache.read_bytes())["head"] == store.head()
+    expected = store.graph.graph()
+    catalog = Store.open(store_path).catalog()
+    assert expected.paths == {i: catalog[i] for i in expected.entities}
+    blockers = store.graph.blockers().to_dict()
+    resolved: list[object] = []
+    real = model._resolve
+    monkeypatch.setattr(model, "_resolve", lambda *a: resolved.append(a) or real(*a))
+    fresh_process(model)
+    cold = Store.open(store_path)
+    monkeypatch.setattr(cold, "catalog", lambda: pytest.fail("the catalog was read"))
+    graph = cold.graph.graph()
+    assert resolved == []
+    assert graph.entities == expected.entities and graph.out == expected.out
+    assert graph.into == expected.into and list(graph.entities) == list(expected.entities)
+    again = cold.graph.blockers(now=parse_time(blockers["now"])).to_dict()
+    assert again == blockers  # blocked_since found the files from the graph's paths
+
+    advance(project, 1)  # a new HEAD: the file's graph is stale
+    Store.open(store_path).graph.index_all(where(project))
+    fresh_process(model)
+    moved = Store.open(store_path)
+    changed = moved.graph.graph()
+    assert len(resolved) == 1 and changed.head == moved.head() != expected.head
+    assert json.loads(cache.read_bytes())["head"] == moved.head()
+    task1 = ids_by_path(moved)["docs/tasks/task-1.md"]
+    assert changed.entities[task1] != expected.entities[task1]
 
 
 def test_a_store_from_before_the_work_graph_gets_the_entity_schema(
