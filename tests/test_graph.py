@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
+import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +320,49 @@ def test_graph_diff_between_commits(store_path: Path, project: Path) -> None:
     }
     first = store.graph.diff(git(store_path, "rev-parse", f"{heads[0]}~1").strip(), heads[0])
     assert len(first.new) == 54
+
+
+def test_graph_diff_between_two_dates(gm: Any, store_path: Path, project: Path) -> None:
+    """Between two absolute dates (bare dates, read as the end of that day, and full times):
+    the views at the last commit of each, as between those commits. The fixture's four index
+    commits are dated a day apart (amended with GIT_COMMITTER_DATE), after the store's own."""
+    start = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    days = [start + timedelta(days=step + 1) for step in range(4)]
+    heads = []
+    for step, when in enumerate(days):
+        if step:
+            advance(project, step)
+        Store.open(store_path).graph.index_all(where(project), now=moment(step))
+        stamp = when.strftime("%Y-%m-%dT%H:%M:%S+0000")
+        env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
+        subprocess.run(
+            ["git", "commit", "-q", "--amend", "--no-edit", "--allow-empty"],
+            cwd=store_path,
+            env=env,
+            check=True,
+        )
+        heads.append(git(store_path, "rev-parse", "HEAD").strip())
+    store = Store.open(store_path)
+    by_commits = store.graph.diff(heads[0], heads[2]).to_dict()
+    assert by_commits["status_changes"] and by_commits["newly_blocked"]
+
+    def changes(*args: str) -> dict[str, Any]:
+        done = gm("graph", "diff", *args, "--json")
+        assert done.code == 0, done.err
+        found = json.loads(done.out)
+        return {k: v for k, v in found.items() if k not in ("from", "to")}
+
+    expected = {k: v for k, v in by_commits.items() if k not in ("from", "to")}
+    assert changes(days[0].date().isoformat(), days[2].date().isoformat()) == expected
+    noon = "%Y-%m-%dT%H:%M:%SZ"
+    later = [(d + timedelta(hours=1)).strftime(noon) for d in days]
+    assert changes(later[0], later[2]) == expected
+    earlier = (days[0] - timedelta(hours=1)).strftime(noon)  # before the first index
+    assert len(changes(earlier, later[0])["new"]) == 54
+    assert changes(later[1], later[1]) == {k: [] for k in expected}
+    shown = gm("graph", "diff", days[0].date().isoformat(), days[2].date().isoformat()).out
+    assert shown.startswith(f"from {days[0].date().isoformat()}T23:59:59Z to ")
+    assert "newly blocked (2)" in shown
 
 
 def test_graph_search_finds_entities_only(store_path: Path, project: Path) -> None:
