@@ -156,6 +156,7 @@ def main() -> None:
 
     load_before = round(os.getloadavg()[0], 2)
     root = make_store(args.records - args.entities)
+    project: Path | None = None
     try:
         store = Store.open(root)
         store.import_records(coordination(datetime.now(UTC)), agent="bench")
@@ -223,6 +224,8 @@ def main() -> None:
         write_json(args.json, report)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
+        if project is not None:  # the entity files (bench_graph.write_entities)
+            shutil.rmtree(project.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
