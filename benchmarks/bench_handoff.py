@@ -2,7 +2,7 @@
 busy team leaves: messages, tasks, session log entries and decisions, most of them recent.
 
     .venv/bin/python benchmarks/bench_handoff.py [--records 10000] [--runs 15] \
-        [--json benchmarks/results/handoff.json]
+        [--baseline DIR] [--json benchmarks/results/handoff.json]
 
 Each figure is the median of --runs processes, the JSON and the text form alternated, with
 `python -c pass` and `gitmem --version` (the CLI's start alone) measured in the same run so
@@ -12,6 +12,11 @@ alternated (config.toml edited in the work tree between runs; the hook reads it 
 The package's bytecode is compiled first, as a wheel install does. --entities (2,000) of the
 records are work-graph entities (bench_graph.write_entities: tasks under 20 initiatives, some
 blocked), indexed through the product, so the handoff's graph part has a real graph to read.
+
+--baseline DIR: a checkout of other code to compare (`git archive COMMIT gitmem | tar -x -C
+DIR`), run as `python -m gitmem graph handoff --json` with PYTHONPATH=DIR on a copy of the
+store (its own cache), alternated run by run with the same command on this checkout's code:
+before and after a change, measured in one run under the same load.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import compiled, machine, make_store, median, write_json
+from _common import REPO, compiled, machine, make_store, median, write_json
 from bench_graph import write_entities
 from bench_hooks import project_dir
 
@@ -145,10 +150,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--entities", type=int, default=2000)
+    parser.add_argument("--baseline", type=Path, help="a checkout of code to compare with")
     parser.add_argument("--json")
     args = parser.parse_args()
 
+    load_before = round(os.getloadavg()[0], 2)
     root = make_store(args.records - args.entities)
+    project: Path | None = None
     try:
         store = Store.open(root)
         store.import_records(coordination(datetime.now(UTC)), agent="bench")
@@ -169,17 +177,29 @@ def main() -> None:
         )
         gitmem = str(Path(sys.executable).with_name("gitmem"))
         commands = {
-            "python_pass": [sys.executable, "-c", "pass"],
-            "gitmem_version": [gitmem, "--version"],
-            "handoff_json": [gitmem, "graph", "handoff", "--json"],
-            "handoff_text": [gitmem, "graph", "handoff"],
+            "python_pass": ([sys.executable, "-c", "pass"], env),
+            "gitmem_version": ([gitmem, "--version"], env),
+            "handoff_json": ([gitmem, "graph", "handoff", "--json"], env),
+            "handoff_text": ([gitmem, "graph", "handoff"], env),
         }
-        for cmd in commands.values():  # warm the page cache
-            subprocess.run(cmd, capture_output=True, env=env, check=True)
+        if args.baseline:
+            # -P: not the current directory first on sys.path, which would import this
+            # checkout's gitmem whatever PYTHONPATH says.
+            module = [sys.executable, "-P", "-m", "gitmem", "graph", "handoff", "--json"]
+            copy = root.parent / "store-baseline"
+            shutil.copytree(root, copy, symlinks=True)
+            base_env = compiled(
+                {**env, "PYTHONPATH": str(args.baseline), "GITMEM_STORE": str(copy)},
+                args.baseline / "gitmem",
+            )
+            commands["baseline_handoff_json_m"] = (module, base_env)
+            commands["handoff_json_m"] = (module, {**env, "PYTHONPATH": str(REPO)})
+        for cmd, cmd_env in commands.values():  # warm the page cache and the caches
+            subprocess.run(cmd, capture_output=True, env=cmd_env, check=True)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
-            for name, cmd in commands.items():
-                times[name].append(timed(cmd, env))
+            for name, (cmd, cmd_env) in commands.items():
+                times[name].append(timed(cmd, cmd_env))
         coord = Store.open(root).coord("bob", "bench")
         calls = []
         for _ in range(args.runs):
@@ -189,6 +209,7 @@ def main() -> None:
         figures = {f"{name}_ms": round(median(v), 1) for name, v in times.items()}
         figures.update(session_start(root, env, args.runs))
         figures["in_process_ms"] = round(median(calls), 1)
+        figures["load_average_start"] = load_before
         figures["load_average"] = round(os.getloadavg()[0], 2)
         sizes = {k: len(v) for k, v in data.items() if isinstance(v, list)}
         report = {
@@ -203,6 +224,8 @@ def main() -> None:
         write_json(args.json, report)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
+        if project is not None:  # the entity files (bench_graph.write_entities)
+            shutil.rmtree(project.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

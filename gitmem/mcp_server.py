@@ -2,7 +2,8 @@
 
 Tools: recall, read, record, supersede, forget, history, diff, context, trace, distill;
 recall, read and history take `as_of` (the memory as it stood then). The work graph
-(docs/graph.md): graph_search, graph_related, graph_blockers, graph_diff. Coordination
+(docs/graph.md): entity_index_file, entity_index_all, entity_reconcile, graph_search,
+graph_related (from an entity or any record), graph_blockers, graph_diff. Coordination
 (docs/coord.md): send, inbox, reply, ack, task_start, task_transition, tasks, task_current,
 log, sessions, heartbeat, agents, handoff. Consolidation (docs/consolidation.md): sleep,
 proposals, decide, feedback. Resource: `gitmem://context`, the block
@@ -13,6 +14,7 @@ gitmem's message (what is wrong, what to do next).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +28,7 @@ from gitmem.errors import EXIT_READER_LEFT, GitmemError, environment_error
 
 if TYPE_CHECKING:
     from gitmem.coord.coord import Coord
+    from gitmem.graph.indexer import Watched
 
 __all__ = ["build_server", "serve"]
 
@@ -58,10 +61,13 @@ def build_server(
     project: str = "",
     env: Mapping[str, str] | None = None,
     device: str = "",
+    workdir: Path | None = None,
 ) -> MCPServer:
     """The server over an opened store. `agent` signs writes (default: git's user.name);
     `project` is the default project of `context`; `env` is the distiller's environment;
-    `device` names this device in coordination (default: the host name)."""
+    `device` names this device in coordination (default: the host name); `workdir` is where
+    the entity tools' relative paths and default project are read from (`gitmem mcp`: the
+    directory the host started it in)."""
     from gitmem.index.entries import Filter
     from gitmem.recall.options import result_json
 
@@ -194,6 +200,8 @@ def build_server(
 
     # --- the work graph (issue 19; docs/graph.md): the answers of `gitmem graph ... --json`
 
+    _entity_tools(server, store, agent, workdir)
+
     @server.tool()
     def graph_search(
         query: str, types: list[str] | None = None, days: float | None = None, limit: int = 10
@@ -209,8 +217,9 @@ def build_server(
     def graph_related(
         id: str, depth: int = 1, rel_types: list[str] | None = None
     ) -> dict[str, Any]:
-        """Entities (and records) within `depth` (1-3) edges of an entity, both directions.
-        Relations: parent, blocked_by, depends_on, links_to."""
+        """Entities (and records) within `depth` (1-3) edges of an entity or any record, both
+        directions: a record's linked neighbours. Relations: parent, blocked_by, depends_on,
+        links_to (and, from a record, supersedes, superseded_by)."""
         graph = store.graph
         return _answer(lambda: graph.related(id, depth, rel_types or ())).to_dict()
 
@@ -269,6 +278,56 @@ def build_server(
 
     _coord_tools(server, store.coord(agent, device))
     return server
+
+
+def _entity_tools(server: MCPServer, store: Store, agent: str, workdir: Path | None) -> None:
+    """`gitmem entity index-file|index-all|reconcile` as tools: the same library calls, the
+    same JSON. Paths are read against `workdir`; the project is the repository around
+    `project_dir` (default: `workdir`; for one file, the file's directory)."""
+    from gitmem.agents.entities import watched_around
+
+    def place(path: str | None, what: str) -> Path:
+        given = Path(path).expanduser() if path else None
+        if given is not None and given.is_absolute():
+            return Path(os.path.abspath(given))
+        if workdir is None:
+            raise ToolError(f"{what}: give an absolute path (this server has no directory)")
+        return Path(os.path.abspath(workdir / (given or ".")))
+
+    def where(start: Path) -> Watched:
+        return watched_around(store.root, start)[0]
+
+    @server.tool()
+    def entity_index_file(path: str, project_dir: str | None = None) -> dict[str, Any]:
+        """Index one watched Markdown file as an entity (one commit; nothing when unchanged).
+        A file that cannot be an entity (outside the watched directories, binary, too large,
+        a frontmatter bomb, ...) is refused and nothing is written."""
+        file = place(path, "path")
+        start = place(project_dir, "project_dir") if project_dir else file.parent
+        done = _answer(lambda: store.graph.index_file(file, where(start), agent=agent))
+        if done.refusal():
+            raise ToolError(done.refusal())
+        return done.to_dict()
+
+    @server.tool()
+    def entity_index_all(
+        directory: str | None = None, project_dir: str | None = None
+    ) -> dict[str, Any]:
+        """Index every Markdown file of the project's watched directories (or only
+        `directory`, inside one), in one commit; unchanged files are skipped, files that
+        cannot be entities are reported and skipped."""
+        start = place(project_dir, "project_dir")
+        only = place(directory, "directory") if directory else None
+        return _answer(lambda: store.graph.index_all(where(start), only, agent=agent)).to_dict()
+
+    @server.tool()
+    def entity_reconcile(prune: bool = False, project_dir: str | None = None) -> dict[str, Any]:
+        """Forget entities whose file is gone and list the dangling edges (`prune`: remove
+        them from the entity records). History keeps everything forgotten."""
+        start = place(project_dir, "project_dir")
+        return _answer(
+            lambda: store.graph.reconcile(where(start), prune=prune, agent=agent)
+        ).to_dict()
 
 
 def _coord_tools(server: MCPServer, coord: Coord) -> None:
@@ -380,7 +439,9 @@ def serve(root: Path, env: Mapping[str, str], project: str = "") -> None:
     from gitmem.coord.presence import device_name
 
     agent = env.get("GITMEM_AGENT", "").strip()
-    server = build_server(store, agent=agent, project=project, env=env, device=device_name(env))
+    server = build_server(
+        store, agent=agent, project=project, env=env, device=device_name(env), workdir=Path.cwd()
+    )
     try:
         server.run("stdio")
     except BaseExceptionGroup as group:  # the SDK's task group: its stdout writer's EPIPE

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
+import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from gitmem.api import Store
 from gitmem.errors import UsageError
 from gitmem.graph.entity import entity_id
 from gitmem.graph.indexer import Watched
+from gitmem.store.record import parse_time
 
 WATCH = ("docs", "notes")
 
@@ -250,7 +252,7 @@ def test_related_refuses_a_bad_depth_or_relation(gm: Any, store_path: Path, proj
     done = gm("graph", "related", rid, "--rel-type", "owns")
     assert done.code == 2 and "the relations are parent, blocked_by" in done.err
     done = gm("graph", "related", "nosuch")
-    assert done.code == 1 and 'no entity with id "nosuch"' in done.err
+    assert done.code == 1 and 'no entity or record with id "nosuch"' in done.err
 
 
 def test_blockers_have_chains_and_how_long_from_history(store_path: Path, project: Path) -> None:
@@ -320,6 +322,49 @@ def test_graph_diff_between_commits(store_path: Path, project: Path) -> None:
     assert len(first.new) == 54
 
 
+def test_graph_diff_between_two_dates(gm: Any, store_path: Path, project: Path) -> None:
+    """Between two absolute dates (bare dates, read as the end of that day, and full times):
+    the views at the last commit of each, as between those commits. The fixture's four index
+    commits are dated a day apart (amended with GIT_COMMITTER_DATE), after the store's own."""
+    start = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    days = [start + timedelta(days=step + 1) for step in range(4)]
+    heads = []
+    for step, when in enumerate(days):
+        if step:
+            advance(project, step)
+        Store.open(store_path).graph.index_all(where(project), now=moment(step))
+        stamp = when.strftime("%Y-%m-%dT%H:%M:%S+0000")
+        env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
+        subprocess.run(
+            ["git", "commit", "-q", "--amend", "--no-edit", "--allow-empty"],
+            cwd=store_path,
+            env=env,
+            check=True,
+        )
+        heads.append(git(store_path, "rev-parse", "HEAD").strip())
+    store = Store.open(store_path)
+    by_commits = store.graph.diff(heads[0], heads[2]).to_dict()
+    assert by_commits["status_changes"] and by_commits["newly_blocked"]
+
+    def changes(*args: str) -> dict[str, Any]:
+        done = gm("graph", "diff", *args, "--json")
+        assert done.code == 0, done.err
+        found = json.loads(done.out)
+        return {k: v for k, v in found.items() if k not in ("from", "to")}
+
+    expected = {k: v for k, v in by_commits.items() if k not in ("from", "to")}
+    assert changes(days[0].date().isoformat(), days[2].date().isoformat()) == expected
+    noon = "%Y-%m-%dT%H:%M:%SZ"
+    later = [(d + timedelta(hours=1)).strftime(noon) for d in days]
+    assert changes(later[0], later[2]) == expected
+    earlier = (days[0] - timedelta(hours=1)).strftime(noon)  # before the first index
+    assert len(changes(earlier, later[0])["new"]) == 54
+    assert changes(later[1], later[1]) == {k: [] for k in expected}
+    shown = gm("graph", "diff", days[0].date().isoformat(), days[2].date().isoformat()).out
+    assert shown.startswith(f"from {days[0].date().isoformat()}T23:59:59Z to ")
+    assert "newly blocked (2)" in shown
+
+
 def test_graph_search_finds_entities_only(store_path: Path, project: Path) -> None:
     store = Store.open(store_path)
     store.record("fact", "Login sessions expire after an hour.", title="Login sessions")
@@ -344,6 +389,58 @@ def test_neighbours_join_entities_and_records(store_path: Path, project: Path) -
     assert store.graph.neighbours(jwt) == [ids["docs/tasks/task-1.md"], decision]
     assert store.graph.neighbours(decision) == [jwt]
     assert store.graph.neighbours("nosuch") == []
+
+
+def test_related_from_a_record_reaches_its_graph_neighbours(
+    gm: Any, store_path: Path, project: Path
+) -> None:
+    """`graph related` from a plain record: its links and supersedes, the entities naming it,
+    and on through those entities; the same answer through the CLI, the API and MCP."""
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    store = Store.open(store_path)
+    old = store.record("decision", "Sessions in cookies.", title="Cookies").record.id
+    decision = store.supersede(old, "Use JWT for sessions.", title="JWT").record.id
+    fact = store.record("fact", "Tokens expire hourly.", title="Expiry", links=[decision]).record
+    gone = store.record("fact", "Soon forgotten.", title="Gone").record.id
+    linked = store.record("fact", "See both.", title="Pointer", links=[decision, gone]).record.id
+    store.forget(gone, reason="wrong")
+    (project / "docs" / "tasks" / "jwt.md").write_text(
+        f"---\ntype: task\nlinks: [{decision}]\ndepends_on: task-1\n---\n# JWT\n"
+    )
+    store.graph.index_all(where(project))
+    ids = ids_by_path(store)
+    jwt, task1 = ids["docs/tasks/jwt.md"], ids["docs/tasks/task-1.md"]
+
+    done = gm("graph", "related", decision[:-2], "--json")
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert data["entity"] == {**data["entity"], "id": decision, "kind": "record", "title": "JWT"}
+    shown = [(i["id"], i["rel"], i["direction"], i["depth"], i["kind"]) for i in data["related"]]
+    assert shown == [
+        (old, "supersedes", "out", 1, "record"),
+        (jwt, "links_to", "in", 1, "entity"),
+    ]
+    assert fact.id not in {i["id"] for i in data["related"]}  # a record's link in is not an edge
+    deeper = json.loads(gm("graph", "related", decision, "--depth", "2", "--json").out)
+    assert (task1, 2, jwt) in {(i["id"], i["depth"], i["via"]) for i in deeper["related"]}
+    assert deeper == store.graph.related(decision, 2).to_dict()
+    assert deeper == call(
+        build_server(Store.open(store_path)), "graph_related", {"id": decision, "depth": 2}
+    )
+    pointer = json.loads(gm("graph", "related", linked, "--json").out)
+    assert [(i["id"], i["rel"]) for i in pointer["related"]] == [(decision, "links_to")]
+    assert pointer["dangling"] == [{"source": linked, "rel": "links_to", "key": gone, "target": ""}]
+    only = json.loads(gm("graph", "related", decision, "--rel-type", "supersedes", "--json").out)
+    assert [i["id"] for i in only["related"]] == [old]
+    text = gm("graph", "related", decision).out.splitlines()
+    assert text[0] == f"{decision}  decision  JWT"
+    assert text[1] == f"  → supersedes  {old}  Cookies"
+    assert text[2].startswith(f"  ← links_to  {jwt}  JWT")
+    origin = json.loads(gm("graph", "related", jwt, "--json").out)["entity"]
+    assert origin["kind"] == "entity" and origin["id"] == jwt
 
 
 # --- reconcile --------------------------------------------------------------------------------
@@ -435,6 +532,66 @@ def test_cli_api_and_mcp_give_the_same_graph_answers(
     assert "give 1, 2 or 3" in refused["error"]
 
 
+def test_entity_commands_through_mcp_answer_as_the_cli(
+    gm: Any, store_path: Path, project: Path, tmp_path: Path
+) -> None:
+    """index-file, index-all and reconcile: the CLI on one store, the MCP tools on its twin
+    (the same files, the same steps), give the same JSON but for the commit ids."""
+    from test_mcp import call
+
+    from gitmem.mcp_server import build_server
+
+    twin = tmp_path / "twin"
+    Store.init(twin)
+    server = build_server(Store.open(twin), workdir=project)
+    os.chdir(project)
+
+    def both(cli_args: tuple[str, ...], tool: str, args: dict[str, Any]) -> Any:
+        done = gm("entity", *cli_args, "--json")
+        assert done.code == 0, done.err
+        by_cli, by_mcp = json.loads(done.out), call(server, tool, args)
+        assert "error" not in by_mcp, by_mcp
+        for answer in (by_cli, by_mcp):
+            assert answer.pop("commit", "x") != "" and answer.pop("commits", ["x"]) != []
+        assert by_cli == by_mcp
+        return by_cli
+
+    task = "docs/tasks/task-1.md"
+    one = both(("index-file", task), "entity_index_file", {"path": task})
+    assert one["new"] == 1
+    every = both(("index-all",), "entity_index_all", {})
+    assert every["new"] == 53 and every["unchanged"] == 1 and every["dangling"]
+    notes = both(("index-all", "docs/notes"), "entity_index_all", {"directory": "docs/notes"})
+    assert notes["unchanged"] == len(notes["files"]) > 0
+    (project / "docs/tasks/task-2.md").unlink()
+    gone = both(("reconcile",), "entity_reconcile", {})
+    assert [f["path"] for f in gone["forgotten"]] == ["docs/tasks/task-2.md"]
+    assert gone["dangling"] and not gone["pruned"]
+    pruned = both(("reconcile", "--prune"), "entity_reconcile", {"prune": True})
+    assert pruned["pruned"] and pruned["dangling"]
+    assert ids_by_path(Store.open(twin)) == ids_by_path(Store.open(store_path))
+
+    before = snapshot(twin)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Not watched\n", encoding="utf-8")
+    refused = gm("entity", "index-file", str(outside), "--project-dir", str(project))
+    told = call(server, "entity_index_file", {"path": str(outside), "project_dir": str(project)})
+    assert refused.code == 1
+    assert told["error"].split(": ", 1)[1] in refused.err  # after the SDK's "Error executing"
+    assert "outside the watched directories" in told["error"]
+    binary = project / "docs/notes/blob.md"
+    binary.write_bytes(b"\x00\x01binary\x00")
+    told = call(server, "entity_index_file", {"path": "docs/notes/blob.md"})
+    assert "docs/notes/blob.md: not indexed" in told["error"]
+    told = call(server, "entity_index_all", {"directory": str(tmp_path)})
+    assert "outside the watched directories" in told["error"]
+    assert snapshot(twin) == before
+    assert_clean(twin)
+    bare = build_server(Store.open(twin))  # no directory to read a relative path against
+    told = call(bare, "entity_index_file", {"path": "docs/tasks/task-1.md"})
+    assert "give an absolute path" in told["error"]
+
+
 def test_the_cli_reads_as_a_person_would_want(gm: Any, store_path: Path, project: Path) -> None:
     os.chdir(project)
     first = gm("entity", "index-all")
@@ -492,6 +649,12 @@ def test_the_same_entity_indexed_on_two_devices_converges(tmp_path: Path) -> Non
     assert states[0] == "todo" and states[-1] == "blocked" and "done" in states  # both kept
 
 
+def fresh_process(model: Any) -> None:
+    """Forget what this process kept, as a new `gitmem` process starts."""
+    model._GRAPHS.clear()
+    model._PARSED.clear()
+
+
 def test_a_new_process_reads_parsed_entities_from_the_cache(
     store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -502,20 +665,73 @@ def test_a_new_process_reads_parsed_entities_from_the_cache(
     before = store.graph.graph()
     cache = store_path / ".gitmem" / model.CACHE_NAME
     assert cache.exists()
-    for damage in (None, b"{not json", b'{"version": 1, "entities": {"x": 3}}'):
+    good = json.loads(cache.read_bytes())
+    short_edge = {**good, "edges": [good["edges"][0][:3], *good["edges"][1:]]}
+    rows = [list(r) for r in good["entities"]]
+    rows[0][2] = [
+        17 if name == "title" else v for name, v in zip(good["fields"], rows[0][2], strict=True)
+    ]
+    damages = (
+        None,
+        b"{not json",
+        b'{"version": 1, "entities": {"x": 3}}',  # the first version's shape
+        json.dumps({**good, "fields": ["id"]}).encode(),  # another Entity
+        json.dumps(short_edge).encode(),
+        json.dumps({**good, "entities": rows}).encode(),  # a title that is not text
+    )
+    for damage in damages:
         if damage is not None:
             cache.write_bytes(damage)
-        model._GRAPHS.clear()
-        model._PARSED.clear()
+        fresh_process(model)
         again = Store.open(store_path).graph.graph()
         assert again.entities == before.entities and again.out == before.out
-    model._GRAPHS.clear()
-    model._PARSED.clear()
+        assert again.into == before.into and again.paths == before.paths
+    fresh_process(model)
     parsed: list[object] = []
     real = model._parse
     monkeypatch.setattr(model, "_parse", lambda *a: parsed.append(a) or real(*a))
     Store.open(store_path).graph.graph()
     assert parsed == []  # every entity came from the cache the damaged runs rewrote
+
+
+def test_the_resolved_graph_is_kept_per_head_in_the_cache(
+    store_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At an unchanged HEAD a new process takes the graph from `.gitmem/graph-entities.json`
+    (no tree walk, no parse, no resolving, no catalog); after a commit it resolves again and
+    rewrites the file, stamped with the new HEAD."""
+    from gitmem.graph import model
+
+    store = Store.open(store_path)
+    store.graph.index_all(where(project))
+    cache = store_path / ".gitmem" / model.CACHE_NAME
+    assert json.loads(cache.read_bytes())["head"] == store.head()
+    expected = store.graph.graph()
+    catalog = Store.open(store_path).catalog()
+    assert expected.paths == {i: catalog[i] for i in expected.entities}
+    blockers = store.graph.blockers().to_dict()
+    resolved: list[object] = []
+    real = model._resolve
+    monkeypatch.setattr(model, "_resolve", lambda *a: resolved.append(a) or real(*a))
+    fresh_process(model)
+    cold = Store.open(store_path)
+    monkeypatch.setattr(cold, "catalog", lambda: pytest.fail("the catalog was read"))
+    graph = cold.graph.graph()
+    assert resolved == []
+    assert graph.entities == expected.entities and graph.out == expected.out
+    assert graph.into == expected.into and list(graph.entities) == list(expected.entities)
+    again = cold.graph.blockers(now=parse_time(blockers["now"])).to_dict()
+    assert again == blockers  # blocked_since found the files from the graph's paths
+
+    advance(project, 1)  # a new HEAD: the file's graph is stale
+    Store.open(store_path).graph.index_all(where(project))
+    fresh_process(model)
+    moved = Store.open(store_path)
+    changed = moved.graph.graph()
+    assert len(resolved) == 1 and changed.head == moved.head() != expected.head
+    assert json.loads(cache.read_bytes())["head"] == moved.head()
+    task1 = ids_by_path(moved)["docs/tasks/task-1.md"]
+    assert changed.entities[task1] != expected.entities[task1]
 
 
 def test_a_store_from_before_the_work_graph_gets_the_entity_schema(

@@ -218,6 +218,7 @@ def test_the_server_over_stdio(store_path: Path) -> None:
         *("send", "inbox", "reply", "ack", "task_start", "task_transition", "tasks"),
         *("task_current", "log", "sessions", "heartbeat", "agents", "handoff"),
         # the work graph (tests/test_graph.py)
+        *("entity_index_file", "entity_index_all", "entity_reconcile"),
         "graph_search",
         "graph_related",
         "graph_blockers",

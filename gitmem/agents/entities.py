@@ -19,7 +19,18 @@ if TYPE_CHECKING:
     from gitmem.agents.settings import HookSettings
     from gitmem.store.store import Store
 
-__all__ = ["index_written"]
+__all__ = ["index_written", "watched_around"]
+
+
+def watched_around(store_root: Path, start: Path) -> tuple[Watched, list[str]]:
+    """The project around `start` (an absolute directory) and its watched directories from
+    the store's `[hooks]` settings, for `gitmem entity ...` and the MCP entity tools; and the
+    settings' problems, for the caller to show."""
+    from gitmem.agents.settings import hook_settings
+
+    settings, problems = hook_settings(store_root)
+    project = find_project(start)
+    return Watched(repository_root(start) or start, project, settings.watched(project)), problems
 
 
 def index_written(

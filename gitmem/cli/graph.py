@@ -50,17 +50,12 @@ AgentOpt = Annotated[
 
 
 def _where(store: "Store", project_dir: Path | None) -> "Watched":
-    from gitmem.agents.project import find_project, repository_root
-    from gitmem.agents.settings import hook_settings
-    from gitmem.graph.indexer import Watched
+    from gitmem.agents.entities import watched_around
 
-    start = Path(os.path.abspath(project_dir or Path.cwd()))
-    root = repository_root(start) or start
-    settings, problems = hook_settings(store.root)
+    where, problems = watched_around(store.root, Path(os.path.abspath(project_dir or Path.cwd())))
     for problem in problems:
         display.notice(problem)
-    project = find_project(start)
-    return Watched(root, project, settings.watched(project))
+    return where
 
 
 def _agent(flag: str | None) -> str:
@@ -106,9 +101,8 @@ def index_file(
     where = _where(opened, project_dir or Path(os.path.abspath(path)).parent)
     done = opened.graph.index_file(Path(os.path.abspath(path)), where, agent=_agent(agent))
     _wrote(opened, done.report.commit is not None)
-    skipped = [f for f in done.report.files if f.action == "skipped"]
-    if skipped:
-        raise GitmemError(f"{skipped[0].path}: not indexed — {skipped[0].note}")
+    if done.refusal():
+        raise GitmemError(done.refusal())
     if as_json:
         display.json_out(done.to_dict())
         return
@@ -203,19 +197,28 @@ def search(
 
 @graph_app.command()
 def related(
-    entity_id: Annotated[str, typer.Argument(metavar="ID", help="An entity id or unique prefix.")],
+    entity_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID", help="An entity's or any record's id, or a unique prefix of it."
+        ),
+    ],
     depth: Annotated[int, typer.Option("--depth", help="1, 2 or 3 edges away.")] = 1,
     rel_type: Annotated[
         list[str] | None,
         typer.Option(
             "--rel-type",
-            help="Only these relations: parent, blocked_by, depends_on, links_to; repeatable.",
+            help="Only these relations: parent, blocked_by, depends_on, links_to (and a "
+            "record's supersedes, superseded_by); repeatable.",
         ),
     ] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
-    """Entities (and records) within DEPTH edges of ID, both directions; cycles end there."""
+    """Entities (and records) within DEPTH edges of ID, both directions; cycles end there.
+
+    ID may be any record: its neighbours are what its `links` and `supersedes` name and the
+    entities that name it, and the walk goes on through those entities."""
     found = open_store(store).graph.related(entity_id, depth, _split(rel_type))
     data = found.to_dict()
     if as_json:

@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem.graph.frontmatter import Frontmatter, read_frontmatter
 from gitmem.store.record import ABSTRACT_MAX, Record, format_time, slugify
+
+if TYPE_CHECKING:
+    from gitmem.graph.frontmatter import Frontmatter
 
 __all__ = [
     "EDGE_FIELDS",
@@ -113,6 +115,10 @@ def read_entity(
 ) -> Entity:
     """The entity a file's bytes describe (`path`: relative to its project's root). Raises
     RecordInvalid for a frontmatter bomb; malformed frontmatter is the entity's `problem`."""
+    # Only indexing reads files: the graph's queries (a handoff) need not import
+    # python-frontmatter and its YAML (~15 ms).
+    from gitmem.graph.frontmatter import read_frontmatter
+
     source = data.decode("utf-8") if text is None else text
     front = read_frontmatter(source)
     fields = front.fields

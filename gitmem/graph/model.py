@@ -5,7 +5,8 @@ of that key in the same project, to an entity whose id it is, or to any record w
 is (so an entity's `links: [use-x-4k2m9p]` reaches a decision record); else it is dangling,
 kept and reported. The graph is read from HEAD's tree; entity records are parsed once per blob
 and kept in this process (a new commit parses only the blobs it changed), so a query after a
-write does not read the whole graph again.
+write does not read the whole graph again. The last HEAD's graph, resolved, is kept in the
+store's cache too (`_DiskCache`), so a new process at an unchanged HEAD only reads that file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import json
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +28,16 @@ from gitmem.store.recordfile import parse
 if TYPE_CHECKING:
     from gitmem.store.reader import Reader
 
-__all__ = ["Edge", "Graph", "Step", "load_graph"]
+__all__ = ["RECORD_RELATIONS", "RELATIONS", "Edge", "Graph", "Step", "check_walk", "load_graph"]
+
+# A plain record's own edges, besides `links` (as `links_to`): only `related` from a record
+# follows them (gitmem.graph.view).
+RECORD_RELATIONS = ("supersedes", "superseded_by")
+RELATIONS = (*EDGE_FIELDS, *RECORD_RELATIONS)
 
 ENTITY_DIR = f"records/{ENTITY_TYPE}"
 CACHE_NAME = "graph-entities.json"  # in the store's cache directory
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the resolved graph of the last HEAD besides the parsed rows
 _PARSED: dict[str, Entity] = {}  # blob id -> entity, for this process
 _PARSED_MAX = 50_000
 _GRAPHS: dict[tuple[str, str | None], Graph] = {}  # (store root, HEAD) -> graph, the last few
@@ -66,6 +72,7 @@ class Graph:
     entities: dict[str, Entity] = field(default_factory=dict)
     out: dict[str, list[Edge]] = field(default_factory=dict)
     into: dict[str, list[Edge]] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)  # entity id -> its file in the store
 
     def entity(self, id_or_prefix: str) -> Entity:
         if id_or_prefix in self.entities:
@@ -88,33 +95,36 @@ class Graph:
     def related(
         self, start: str, depth: int = 1, rels: Sequence[str] = ()
     ) -> tuple[Entity, list[Step]]:
-        """What is within `depth` edges of `start`, both directions, each reached once by its
-        shortest way (so a cycle ends there), breadth first, in edge order."""
-        if not 1 <= depth <= 3:
-            raise UsageError(f"--depth {depth}: give 1, 2 or 3")
-        unknown = sorted(set(rels) - set(EDGE_FIELDS))
-        if unknown:
-            raise UsageError(
-                f"--rel-type {', '.join(unknown)}: the relations are {', '.join(EDGE_FIELDS)}"
-            )
+        """What is within `depth` edges of the entity `start` (an id or unique prefix)."""
+        check_walk(depth, rels)
         origin = self.entity(start)
-        seen = {origin.id}
+        return origin, self.walk(origin.id, depth, rels)
+
+    def walk(
+        self, start: str, depth: int, rels: Sequence[str] = (), own: Sequence[Edge] = ()
+    ) -> list[Step]:
+        """What is within `depth` edges of the id `start`, both directions, each reached once
+        by its shortest way (so a cycle ends there), breadth first, in edge order. `own`: the
+        start's edges when it is a plain record (its `links`, `supersedes`), which the graph
+        does not hold; a plain record reached on the way is an end, its links not followed."""
+        seen = {start}
         steps: list[Step] = []
-        queue: deque[tuple[str, int]] = deque([(origin.id, 0)])
+        queue: deque[tuple[str, int]] = deque([(start, 0)])
         while queue:
             here, level = queue.popleft()
             if level == depth:
                 continue
-            ways = [(e.target, e.rel, "out") for e in self.out.get(here, ())]
+            outward = own if here == start and here not in self.entities else ()
+            ways = [(e.target, e.rel, "out") for e in (*outward, *self.out.get(here, ()))]
             ways += [(e.source, e.rel, "in") for e in self.into.get(here, ())]
             for other, rel, direction in ways:
                 if not other or other in seen or (rels and rel not in rels):
                     continue
                 seen.add(other)
                 steps.append(Step(other, level + 1, rel, direction, here))
-                if other in self.entities:  # a plain record is an end: its links are not edges
+                if other in self.entities:
                     queue.append((other, level + 1))
-        return origin, steps
+        return steps
 
     def neighbours(self, record_id: str) -> list[str]:
         """Ids one edge away from `record_id`, either way, in order: the targets it names,
@@ -124,82 +134,147 @@ class Graph:
         return [i for i in dict.fromkeys(found) if i != record_id]
 
 
+def check_walk(depth: int, rels: Sequence[str]) -> None:
+    """Refuse a depth or relation `related` does not know (exit 2, usage)."""
+    if not 1 <= depth <= 3:
+        raise UsageError(f"--depth {depth}: give 1, 2 or 3")
+    unknown = sorted(set(rels) - set(RELATIONS))
+    if unknown:
+        raise UsageError(
+            f"--rel-type {', '.join(unknown)}: the relations are {', '.join(RELATIONS)}"
+        )
+
+
 def load_graph(store: Reader) -> Graph:
-    """The graph at the store's HEAD (cached per HEAD in this process)."""
+    """The graph at the store's HEAD: kept per HEAD in this process, and the last one resolved
+    in the store's cache, so a new process at an unchanged HEAD reads it instead of resolving
+    (`gitmem graph handoff` at a session's start; docs/benchmarks.md, "Work graph")."""
     head = store.head()
     key = (str(store.root), head)
     cached = _GRAPHS.get(key)
     if cached is not None:
         return cached
     disk = _DiskCache(store.cache_dir / CACHE_NAME)
-    entities: dict[str, Entity] = {}
-    for path, blob in store.repo.files(head, ENTITY_DIR):
-        entity = _PARSED.get(blob) or disk.get(blob)
-        if entity is None:
-            entity = _parse(store, path, blob)
+    graph = disk.graph(head)
+    if graph is None:
+        found: list[tuple[str, str, Entity]] = []
+        for path, blob in store.repo.files(head, ENTITY_DIR):
+            entity = _PARSED.get(blob) or disk.get(blob)
             if entity is None:
-                continue
-            disk.put(blob, entity)
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[blob] = entity
-        entities[entity.id] = entity
-    disk.save(set(_PARSED))
-    graph = _resolve(head, entities, store.catalog())
+                entity = _parse(store, path, blob)
+                if entity is None:
+                    continue
+            _keep(blob, entity)
+            found.append((blob, path, entity))
+        graph = _resolve(head, {e.id: e for _, _, e in found}, store.catalog())
+        graph.paths.update((e.id, path) for _, path, e in found)
+        disk.save(head, found, graph)
     if len(_GRAPHS) >= 4:
         _GRAPHS.pop(next(iter(_GRAPHS)))
     _GRAPHS[key] = graph
     return graph
 
 
+def _keep(blob: str, entity: Entity) -> None:
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[blob] = entity
+
+
+_FIELDS = tuple(f.name for f in fields(Entity))
+_TUPLES = tuple(i for i, name in enumerate(_FIELDS) if name in EDGE_FIELDS[1:])
+_UPDATED = _FIELDS.index("updated")
+_BODY = _FIELDS.index("body")
+_TEXTS = tuple(i for i in range(len(_FIELDS)) if i not in _TUPLES and i != _UPDATED)
+
+
 class _DiskCache:
-    """Parsed entity blobs in the store's cache (`.gitmem/graph-entities.json`), so that a new
-    process (`gitmem graph related`, a hook) does not parse every entity record again: keyed by
-    blob id, so it can never be stale, only incomplete; always safe to delete. Bodies are left
+    """The graph of the last HEAD read, in the store's cache (`.gitmem/graph-entities.json`;
+    always safe to delete): every entity of that HEAD as a row keyed by its blob id, in tree
+    order, and the resolved edges. At that HEAD a new process builds the graph from it without
+    walking the tree, parsing or resolving; at another, the rows still spare parsing every
+    blob that did not change (a blob's row can never be stale, only missing). Stamped with
+    CACHE_VERSION and Entity's fields; written whole with an atomic rename, so a reader sees
+    the old file or the new one; anything unexpected in it is read as a miss. Bodies are left
     out (the graph's answers never show them)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.changed = False
+        self.head: str | None = None
+        self.rows: dict[str, list[Any]] = {}
+        self.order: list[tuple[str, str]] = []  # (blob, path) of HEAD's entity records
+        self.edges: list[Any] = []
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            ok = isinstance(data, dict) and data.get("version") == CACHE_VERSION
-            self.rows: dict[str, dict[str, Any]] = data["entities"] if ok else {}
+            if data["version"] != CACHE_VERSION or data["fields"] != list(_FIELDS):
+                return
+            rows = [(b, p, r) for b, p, r in data["entities"] if isinstance(b, str)]
+            self.rows = {b: r for b, _, r in rows if isinstance(r, list)}
+            self.order = [(b, p) for b, p, _ in rows]
+            head, edges = data["head"], data["edges"]
         except (OSError, ValueError, KeyError, TypeError):
-            self.rows = {}
+            return
+        if isinstance(head, str) and isinstance(edges, list):
+            self.head, self.edges = head, edges
 
     def get(self, blob: str) -> Entity | None:
         row = self.rows.get(blob)
-        if not isinstance(row, dict):
+        if row is None or len(row) != len(_FIELDS):
+            return None
+        values = list(row)
+        if not all(isinstance(values[i], str) for i in _TEXTS):
             return None
         try:
-            when = row.pop("updated", None)
-            fields: dict[str, Any] = {
-                k: tuple(v) if isinstance(v, list) else v for k, v in row.items()
-            }
-            entity = Entity(**fields, updated=None if when is None else parse_time(when))
-        except (TypeError, ValueError):
+            for i in _TUPLES:
+                values[i] = tuple(values[i])
+            if values[_UPDATED] is not None:
+                values[_UPDATED] = parse_time(values[_UPDATED])
+        except (TypeError, ValueError, AttributeError):
             return None
-        finally:
-            row["updated"] = when
-        return entity
+        return Entity(*values)
 
-    def put(self, blob: str, entity: Entity) -> None:
-        row = asdict(replace(entity, body=""))
-        row["updated"] = None if entity.updated is None else format_time(entity.updated)
-        self.rows[blob] = row
-        self.changed = True
+    def graph(self, head: str | None) -> Graph | None:
+        """The graph at `head` as resolved before, or None (another HEAD, or a damaged file)."""
+        if head is None or head != self.head:
+            return None
+        entities: dict[str, Entity] = {}
+        paths: dict[str, str] = {}
+        for blob, path in self.order:
+            entity = _PARSED.get(blob) or self.get(blob)
+            if entity is None or not isinstance(path, str):
+                return None
+            _keep(blob, entity)
+            entities[entity.id] = entity
+            paths[entity.id] = path
+        edges: list[Edge] = []
+        for item in self.edges:
+            if not (isinstance(item, list) and len(item) == 4 and item[0] in entities):
+                return None
+            if not all(isinstance(part, str) for part in item):
+                return None
+            edges.append(Edge(*item))
+        graph = _assemble(head, entities, edges)
+        graph.paths.update(paths)
+        return graph
 
-    def save(self, live: set[str]) -> None:
-        """Write it back if it learnt something, keeping only the blobs of this HEAD."""
-        if not self.changed and len(self.rows) <= len(live):
+    def save(self, head: str | None, found: list[tuple[str, str, Entity]], graph: Graph) -> None:
+        """Write HEAD's entities and edges (called when the file did not give this HEAD's
+        graph: another HEAD's, or damaged); not when there are none to resolve."""
+        if head is None or not found:
             return
-        rows = {b: r for b, r in self.rows.items() if b in live}
-        with contextlib.suppress(OSError):  # a read-only store: the next process parses again
+        rows = []
+        for blob, path, entity in found:
+            row = [getattr(entity, name) for name in _FIELDS]  # not the file's: it may be bad
+            row[_BODY] = ""
+            if entity.updated is not None:
+                row[_UPDATED] = format_time(entity.updated)
+            rows.append([blob, path, row])
+        edges = [[e.source, e.rel, e.key, e.target] for i in graph.out for e in graph.out[i]]
+        data = {"version": CACHE_VERSION, "fields": _FIELDS, "head": head}
+        data |= {"entities": rows, "edges": edges}
+        with contextlib.suppress(OSError):  # a read-only store: the next process resolves again
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(
-                self.path, json.dumps({"version": CACHE_VERSION, "entities": rows}, sort_keys=True)
-            )
+            replace_file(self.path, json.dumps(data, separators=(",", ":")))
 
 
 def _parse(store: Reader, path: str, blob: str) -> Entity | None:
@@ -216,19 +291,21 @@ def _resolve(head: str | None, entities: dict[str, Entity], catalog: dict[str, s
     by_key: dict[tuple[str, str], list[str]] = {}
     for entity in entities.values():
         by_key.setdefault((entity.project, entity.key), []).append(entity.id)
-    graph = Graph(head, entities)
+    edges: list[Edge] = []
     for entity in sorted(entities.values(), key=lambda e: e.id):
-        edges: list[Edge] = []
         for rel, key in entity.edges():
             targets = by_key.get((entity.project, key)) or (
                 [key] if key in entities or key in catalog else [""]
             )
-            for target in sorted(targets):
-                if target == entity.id:
-                    continue
-                edge = Edge(entity.id, rel, key, target)
-                edges.append(edge)
-                if target:
-                    graph.into.setdefault(target, []).append(edge)
-        graph.out[entity.id] = edges
+            edges.extend(Edge(entity.id, rel, key, t) for t in sorted(targets) if t != entity.id)
+    return _assemble(head, entities, edges)
+
+
+def _assemble(head: str | None, entities: dict[str, Entity], edges: list[Edge]) -> Graph:
+    """The graph of these entities and edges (edges in their sources' id order)."""
+    graph = Graph(head, entities, {i: [] for i in sorted(entities)})
+    for edge in edges:
+        graph.out[edge.source].append(edge)
+        if edge.target:
+            graph.into.setdefault(edge.target, []).append(edge)
     return graph

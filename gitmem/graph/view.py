@@ -17,21 +17,35 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.errors import NotFound
 from gitmem.graph.blockers import Blocked, find_blockers
 from gitmem.graph.changes import GraphChanges, graph_diff
 from gitmem.graph.entity import Entity
 from gitmem.graph.indexer import IndexReport, Watched, index_files, watched_files
-from gitmem.graph.model import Edge, Graph, Step, load_graph
+from gitmem.graph.model import Edge, Graph, Step, check_walk, load_graph
 from gitmem.graph.neighbours import neighbours
 from gitmem.graph.reconcile import ReconcileReport, reconcile
 from gitmem.graph.search import Recall, graph_search
-from gitmem.store.record import format_time
+from gitmem.store.record import Record, format_time
 
 if TYPE_CHECKING:
     from gitmem.recall.asof import TimeTravel
     from gitmem.store.store import Store
 
 __all__ = ["Blockers", "GraphHits", "GraphView", "Indexed", "Related"]
+
+
+def _own_edges(record: Record, catalog: dict[str, str]) -> tuple[Edge, ...]:
+    """A plain record's edges: its `links` (as links_to), `supersedes`, `superseded_by`; a
+    target no record of the store has is dangling."""
+    named = [("links_to", i) for i in record.links]
+    named += [("supersedes", i) for i in record.supersedes]
+    named += [("superseded_by", i) for i in filter(None, [record.superseded_by])]
+    return tuple(
+        Edge(record.id, rel, key, key if key in catalog else "")
+        for rel, key in dict.fromkeys(named)
+        if key != record.id
+    )
 
 
 def _now() -> datetime:
@@ -57,13 +71,23 @@ class Indexed:
             "dangling": [e.to_dict() for e in self.dangling],
         }
 
+    def refusal(self) -> str:
+        """Why the first file asked for was not indexed ("" when none was skipped): `index-file`
+        refuses with it (exit 1, a tool error through MCP); nothing was written for it."""
+        skipped = [f for f in self.report.files if f.action == "skipped"]
+        return f"{skipped[0].path}: not indexed — {skipped[0].note}" if skipped else ""
+
 
 @dataclass(frozen=True)
 class Related:
-    origin: Entity
+    """What `related` reached from its start: an entity, or any other record (whose own
+    edges, its `links` and `supersedes`, are `own`)."""
+
+    origin: Entity | Record
     steps: tuple[Step, ...]
     graph: Graph
     titles: dict[str, tuple[str, str]]  # plain records reached: id -> (type, title)
+    own: tuple[Edge, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         items = []
@@ -77,10 +101,18 @@ class Related:
             items.append(
                 {**about, "depth": s.depth, "rel": s.rel, "direction": s.direction, "via": s.via}
             )
+        if isinstance(self.origin, Entity):
+            start = {**self.origin.summary(), "kind": "entity"}
+            dangling = self.graph.dangling([self.origin.id])
+        else:
+            r = self.origin
+            start = {"id": r.id, "type": r.type, "title": r.title, "state": "", "path": ""}
+            start |= {"project": "", "updated": format_time(r.updated), "kind": "record"}
+            dangling = [e for e in self.own if not e.target]
         return {
-            "entity": self.origin.summary(),
+            "entity": start,
             "related": items,
-            "dangling": [e.to_dict() for e in self.graph.dangling([self.origin.id])],
+            "dangling": [e.to_dict() for e in dangling],
         }
 
 
@@ -151,15 +183,36 @@ class GraphView:
         return reconcile(self._store, where, prune=prune, agent=agent)
 
     def related(self, id_or_prefix: str, depth: int = 1, rels: Sequence[str] = ()) -> Related:
+        """What is within `depth` edges of an entity, or of any record: its `links`,
+        `supersedes` and `superseded_by`, the entities naming it, and on from those entities
+        (docs/graph.md, "A record's neighbours")."""
+        check_walk(depth, rels)
         graph = self.graph()
-        origin, steps = graph.related(id_or_prefix, depth, rels)
+        start: Entity | Record
+        own: tuple[Edge, ...] = ()
+        try:
+            rid = (
+                id_or_prefix
+                if id_or_prefix in graph.entities
+                else self._store.resolve(id_or_prefix)
+            )
+        except NotFound:
+            raise NotFound(
+                f'no entity or record with id "{id_or_prefix}" — list them with "gitmem list"'
+            ) from None
+        if rid in graph.entities:
+            start = graph.entities[rid]
+        else:
+            start = self._store.get(rid)
+            own = _own_edges(start, self._store.catalog())
+        steps = graph.walk(rid, depth, rels, own)
         titles: dict[str, tuple[str, str]] = {}
         for step in steps:
             if step.id not in graph.entities:
                 record = self._store.previous(step.id)
                 if record is not None:
                     titles[step.id] = (record.type, record.title)
-        return Related(origin, tuple(steps), graph, titles)
+        return Related(start, tuple(steps), graph, titles, own)
 
     def blockers(self, stale_days: float = 0, *, now: datetime | None = None) -> Blockers:
         moment = now or _now()
