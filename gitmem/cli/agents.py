@@ -185,9 +185,10 @@ def context(
 
 @app.command()
 def mcp(project: ProjectOpt = None, store: StoreOpt = None) -> None:
-    """Serve the store over MCP on stdio (tools: recall, read, record, supersede, forget,
-    history, diff, context; resource gitmem://context). Agent hosts start it; see
-    `gitmem setup`."""
+    """Serve the store over MCP on stdio: recall, read, record, supersede, forget, history,
+    diff and context; trace and distill; the work graph, entities, coordination and handoff;
+    sleep, proposals, decide and feedback (docs/hooks.md lists every tool); resource
+    gitmem://context. Agent hosts start it; see `gitmem setup`."""
     from gitmem.mcp_server import serve
 
     root = open_store(store).root
