@@ -618,3 +618,27 @@ def test_a_sweep_takes_at_most_spans_per_run_spans_of_other_sessions(
     assert sessions == {CLAUDE_SESSION, "019d036d-c7fa-72d2-b6fd-78878bfe34e4"}
     assert _json(gm("distill", "--sweep", "--json"))["spans"] == []
     assert len(prompts(tmp_path)) == 2
+
+
+def test_a_sweep_leaves_a_span_whose_retry_was_set_after_it_chose_the_session(
+    tmp_path: Path, store_path: Path, gm, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A sweep lists the sessions due before it runs any of them; a run of that session that
+    fails meanwhile sets a retry, and the sweep, looking again under the session's lock, does
+    not ask the distiller before the retry is due (three early asks would use up the tries)."""
+    import os
+
+    from gitmem.capture import distill as distilling
+    from gitmem.capture import queue
+
+    configure(store_path, fake_distiller(tmp_path, {"records": []}, code="sys.exit(1)"))
+    archive(tmp_path, store_path)
+    store = Store.open(store_path)
+    chosen = queue.load_all(store.cache_dir)  # what the sweep saw: nothing failed yet
+    assert [s.session for s in chosen] == [CLAUDE_SESSION] and not chosen[0].retry
+    own = ["distill", "--session", CLAUDE_SESSION, "--trigger", "session-end", "--json"]
+    assert _json(gm(*own))["spans"][0]["problem"]  # type: ignore[index]
+    monkeypatch.setattr(distilling, "due", lambda *args: chosen)
+    swept = store.distill(dict(os.environ), sweep=True, trigger="session-start")
+    assert swept.spans == () and len(prompts(tmp_path)) == 1
+    assert _queue_state(store_path)["attempts"] == 1

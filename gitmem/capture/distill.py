@@ -146,10 +146,15 @@ def _session(
                 notes.append(f"{state.session}: another distillation of it is running")
             return 0
         state = queue.find(cache, state.session) or state  # as it is now that the lock is held
-        if run.force:
+        if run.force and not swept:  # --force is for the sessions asked for, not the sweep's
             state = replace(state, offset=0, line=0, attempts=0, retry="")
-        if trigger and not retry_due(state, datetime.now(UTC)):
-            waiting.append(f"{state.session}: a failed span waits for its retry at {state.retry}")
+        # Checked again under the lock: the sweep chose its sessions before it ran any, and
+        # a run that failed meanwhile may have set a retry that is not due yet.
+        if (trigger or swept) and not retry_due(state, datetime.now(UTC)):
+            if not swept:
+                waiting.append(
+                    f"{state.session}: a failed span waits for its retry at {state.retry}"
+                )
             return 0
         archive = state.archive_path(cache)
         if not archive.is_file():

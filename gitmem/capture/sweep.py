@@ -22,24 +22,20 @@ from pathlib import Path
 
 from gitmem.capture.queue import SessionQueue
 from gitmem.capture.settings import CaptureSettings
+from gitmem.store.record import parse_time
 
-__all__ = ["due", "retry_due", "when"]
-
-
-def when(stamp: str) -> datetime | None:
-    """An ISO UTC stamp as written by capture ("...Z"); None when it is not one."""
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+__all__ = ["due", "retry_due"]
 
 
 def retry_due(state: SessionQueue, now: datetime) -> bool:
-    """Whether an automatic run may try the session's span at the watermark now."""
+    """Whether an automatic run may try the session's span at the watermark now (a stamp
+    that does not parse does not hold it back)."""
     if not state.retry:
         return True
-    at = when(state.retry)
-    return at is None or at <= now
+    try:
+        return parse_time(state.retry) <= now
+    except ValueError:
+        return True
 
 
 def due(
