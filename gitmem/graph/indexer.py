@@ -120,7 +120,9 @@ def index_files(
     agent)."""
     moment = (now or datetime.now(UTC)).replace(microsecond=0)
     agent = agent.strip() or store.default_agent()
-    store.add_shipped_schema(ENTITY_TYPE, agent=agent)  # a store from before the work graph
+    # A store from before the work graph: files are checked against the shipped schema, which
+    # is committed only when an entity is written, so a refused batch writes nothing.
+    lacking = store.lacks_schema(ENTITY_TYPE)
     space = where.project or namespace or f"agent:{agent}"
     catalog = dict(store.catalog())  # as before this batch: the store's own dict follows writes
     outcomes: list[FileOutcome] = []
@@ -144,6 +146,8 @@ def index_files(
             claimed[record.id] = entity.path
     commit = None
     if records:
+        if lacking:
+            store.add_shipped_schema(ENTITY_TYPE, agent=agent)
         result = store.import_records(
             (r.to_dict() for r in records),
             agent=agent,

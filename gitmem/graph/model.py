@@ -168,6 +168,8 @@ def load_graph(store: Reader) -> Graph:
             found.append((blob, path, entity))
         graph = _resolve(head, {e.id: e for _, _, e in found}, store.catalog())
         graph.paths.update((e.id, path) for _, path, e in found)
+        if store.head() != head:  # a commit landed meanwhile: the catalog may be of a newer
+            return graph  # HEAD than the stamp would say, so neither cache keeps this graph
         disk.save(head, found, graph)
     if len(_GRAPHS) >= 4:
         _GRAPHS.pop(next(iter(_GRAPHS)))

@@ -83,6 +83,12 @@ class Schema:
 # --- loading --------------------------------------------------------------------------------
 
 
+def shipped_schema(path: Path, content: bytes) -> Schema:
+    """A schema the package ships (`path` as it would stand in the store, `content` its
+    bytes), loaded without being written."""
+    return _load_file(path, content)
+
+
 def load_schemas(schemas_dir: Path) -> dict[str, Schema]:
     """Every ``<type>.toml`` in ``schemas_dir``, by type. Raises GitmemError for a bad file."""
     if not schemas_dir.is_dir():
@@ -98,12 +104,16 @@ def load_schemas(schemas_dir: Path) -> dict[str, Schema]:
     return schemas
 
 
-def _load_file(path: Path) -> Schema:
+def _load_file(path: Path, content: bytes | None = None) -> Schema:
+    """The schema in `path` (or `content`, the file's bytes, when given: a shipped schema
+    not yet written to the store)."""
+
     def fail(problem: str) -> GitmemError:
         return GitmemError(f"schema {path}: {problem}")
 
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        raw = path.read_bytes() if content is None else content
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise fail(f"cannot be read ({exc}) — make it a readable UTF-8 text file") from exc
     except tomllib.TOMLDecodeError as exc:

@@ -325,11 +325,24 @@ class Store(Committer):
         return WriteResult(commit, records, "edit")
 
     @exclusively
+    def lacks_schema(self, type_: str) -> bool:
+        """Whether this store was made before `type_` shipped (no `schemas/<type>.toml`). If
+        so, the shipped schema is loaded here without being written, so that records of the
+        type can be checked before anything is committed; add_shipped_schema commits it with
+        the first write that needs it (a refused write then leaves the store as it was)."""
+        path = f"schemas/{type_}.toml"
+        if (self.root / path).exists():
+            return False
+        if type_ not in self.schemas:
+            shipped = schema.shipped_schema(self.root / path, template_files()[path])
+            self.schemas = {**self.schemas, type_: shipped}
+        return True
+
     def add_shipped_schema(self, type_: str, *, agent: str = "") -> str | None:
         """Add the shipped `schemas/<type>.toml` to a store made before that type shipped (one
         commit; None when the store has it). The work graph's `entity` type (issue 19)."""
         path = f"schemas/{type_}.toml"
-        if (self.root / path).exists() or type_ in self.schemas:
+        if (self.root / path).exists():
             return None
         data = template_files()[path]
         agent = agent.strip() or self.default_agent()
