@@ -456,6 +456,8 @@ def test_a_join_stops_within_its_budget_and_keeps_what_it_found() -> None:
     assert len(list(similar_sets(sets, 0.6, scored))) == 100 and scored.stopped
     whole = Budget(comparisons=10**6, pairs=10**6)
     assert len(list(similar_sets(sets, 0.6, whole))) == 780 and not whole.stopped
+    exact = Budget(comparisons=780, pairs=780)  # exactly enough: found whole, not stopped
+    assert len(list(similar_sets(sets, 0.6, exact))) == 780 and not exact.stopped
 
 
 def test_a_templated_store_stops_early_and_says_so(gm: Gm, store_path: Path) -> None:

@@ -45,9 +45,10 @@ class Budget:
         return not self.stopped
 
     def kept(self) -> bool:
-        """Count one alike pair; False once the budget is spent."""
+        """Room for one more alike pair (counted); False, and stopped, when there is none: a
+        join that finds exactly `pairs` pairs has not stopped."""
         self.pairs -= 1
-        self.stopped = self.stopped or self.pairs <= 0
+        self.stopped = self.stopped or self.pairs < 0
         return not self.stopped
 
 
@@ -93,11 +94,9 @@ def similar_sets(
         ids = sorted(sets)
         for i, a in enumerate(ids):
             for b in ids[i + 1 :]:
-                if not spend.compared():
+                if not spend.compared() or not spend.kept():
                     return
                 yield a, b, jaccard(sets[a], sets[b])
-                if not spend.kept():
-                    return
         return
     frequency: dict[str, int] = {}
     for words_ in sets.values():
@@ -132,9 +131,9 @@ def similar_sets(
                     break
                 score = jaccard(mine, sets[other])
                 if score >= threshold:
-                    found.append((min(rid, other), max(rid, other), score))
                     if not spend.kept():
                         break
+                    found.append((min(rid, other), max(rid, other), score))
             if spend.stopped:
                 break
             if i < indexed:
