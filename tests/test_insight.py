@@ -353,3 +353,36 @@ def test_report_shows_the_graph_with_blockers_and_the_proposals(
     dom, log = _browse(out, tmp_path / "profile")
     assert _console_messages(log) == []
     assert re.search(r'<tr class="blocked" data-id="[^"]+"><td>Deploy v2</td>', dom)
+
+
+def test_stats_and_report_show_a_remote_and_what_is_not_pushed(
+    gm: Any, filled: Path, tmp_path: Path
+) -> None:
+    from conftest import git
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(bare))
+    git(filled, "remote", "add", "origin", str(bare))
+    assert gm("sync").code == 0
+    synced = json.loads(gm("stats", "--json").out)["sync"]
+    assert synced["remote"] == "origin" and synced["ahead"] == 0 and synced["behind"] == 0
+    assert synced["last_sync"]
+    assert gm("record", "fact", "Written after the sync.", "-t", "Unpushed fact").code == 0
+    assert gm("record", "fact", "Also after it.", "-t", "Another unpushed fact").code == 0
+    assert json.loads(gm("stats", "--json").out)["sync"]["ahead"] == 2
+    assert "origin: 2 writes not pushed" in gm("stats").out
+    page = _report(gm, tmp_path / "r.html")
+    assert re.search(r'id="n-unpushed" data-value="2"', page)
+    assert "origin: 2 write(s) not pushed, 0 " in page
+
+
+def test_report_since_limits_sessions_and_growth_but_counts_all_of_head(
+    gm: Any, filled: Path, tmp_path: Path
+) -> None:
+    whole = _report(gm, tmp_path / "all.html")
+    later = _report(gm, tmp_path / "later.html", "--since", "2026-02-03")
+    assert "Session 1: worked on the importer" in whole
+    assert "Session 1: worked on the importer" not in later  # written 2026-02-02
+    assert "Session 4: worked on the importer" in later
+    assert re.search(r'id="n-records" data-value="38"', later)  # HEAD, whatever --since says
+    assert "2026-01-05" in whole and "2026-01-05" not in later  # growth starts later
