@@ -642,3 +642,16 @@ def test_a_sweep_leaves_a_span_whose_retry_was_set_after_it_chose_the_session(
     swept = store.distill(dict(os.environ), sweep=True, trigger="session-start")
     assert swept.spans == () and len(prompts(tmp_path)) == 1
     assert _queue_state(store_path)["attempts"] == 1
+
+
+def test_a_failing_distillers_last_words_are_what_status_shows(
+    tmp_path: Path, store_path: Path, gm
+) -> None:  # type: ignore[no-untyped-def]
+    """A chatty command says why it failed at the end: 200 KB of noise on stderr first."""
+    code = (
+        "sys.stderr.write('noise ' * 40000 + '\\nnot logged in: run claude login\\n'); sys.exit(1)"
+    )
+    configure(store_path, fake_distiller(tmp_path, {"records": []}, code=code))
+    archive(tmp_path, store_path)
+    problem = str(_json(gm("distill", "--json"))["spans"][0]["problem"])  # type: ignore[index]
+    assert "not logged in: run claude login" in problem

@@ -107,8 +107,8 @@ def _exchange(
     assert process.stderr is not None
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     out: list[bytes] = []
-    err: list[bytes] = []
-    size = kept = sent = 0
+    err = bytearray()  # its last 64 KB: where a failing command says why
+    size = sent = 0
     exited: float | None = None
     stopped = ""
     selector = selectors.DefaultSelector()
@@ -147,9 +147,9 @@ def _exchange(
                         stopped = "overflow"
                         break
                     out.append(chunk)
-                elif kept < 65536:
-                    err.append(chunk)
-                    kept += len(chunk)
+                else:
+                    err += chunk
+                    del err[: max(0, len(err) - 65536)]
             if stopped:
                 break
     finally:
@@ -159,7 +159,7 @@ def _exchange(
                 stream.close()
     if stopped:
         _stop(process)
-    return b"".join(out), b"".join(err), stopped
+    return b"".join(out), bytes(err), stopped
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
