@@ -47,6 +47,19 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
+def timed_hook(event: str, data: dict[str, Any], env: dict[str, str], capture: str) -> float:
+    """One whole `gitmem hook EVENT` process as a host runs it, capture on or off: ms."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "gitmem", "hook", event],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        env={**env, "GITMEM_CAPTURE": capture},
+        check=True,
+    )
+    return (time.perf_counter() - start) * 1000
+
+
 def new_store(records: list[dict[str, Any]], capture: str) -> Path:
     root = Path(tempfile.mkdtemp(prefix="gitmem-bench-capture-")) / "store"
     store, _ = Store.init(root)
@@ -122,15 +135,7 @@ def hook_times(runs: int) -> dict[str, float]:
                 "hook_event_name": "Stop",
                 "stop_hook_active": False,
             }
-            start = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "gitmem", "hook", "stop"],
-                input=json.dumps(data).encode(),
-                capture_output=True,
-                env={**env, "GITMEM_CAPTURE": mode},
-                check=True,
-            )
-            times[mode].append((time.perf_counter() - start) * 1000)
+            times[mode].append(timed_hook("stop", data, env, mode))
             if mode == "on":
                 time.sleep(2.0)  # the launched distillation finishes before the next run
     bare = []

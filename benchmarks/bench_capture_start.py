@@ -11,10 +11,8 @@ answers at once (/bin/true); each spawned sweep is given 1.5 s to finish before 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compiled, machine, median, write_json
-from bench_capture import claude_line, enqueue, new_store
+from bench_capture import claude_line, enqueue, new_store, timed_hook
 
 
 def main() -> None:
@@ -43,15 +41,7 @@ def main() -> None:
                 "hook_event_name": "SessionStart",
                 "source": "startup",
             }
-            start = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "gitmem", "hook", "session-start"],
-                input=json.dumps(event).encode(),
-                capture_output=True,
-                env={**env, "GITMEM_CAPTURE": mode},
-                check=True,
-            )
-            times[mode].append((time.perf_counter() - start) * 1000)
+            times[mode].append(timed_hook("session-start", event, env, mode))
             if mode == "on":
                 time.sleep(1.5)  # the spawned sweep finishes before the next run
     result = {
