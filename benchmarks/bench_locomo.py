@@ -8,7 +8,7 @@ The dataset is read from ../shared/datasets/locomo-dev/ (its README: origin, CC 
 never copied into the project.
 
     .venv/bin/python benchmarks/bench_locomo.py [--model DIR] [--baseline bm25] [--probe] \
-        [--no-titles] [--dataset DIR] [--resamples 2000] [--json OUT]
+        [--no-titles] [--context-cap WORDS] [--dataset DIR] [--resamples 2000] [--json OUT]
 
 Configurations: "bm25" (keyword mode, decay and weight off), "keyword" (keyword mode with the
 defaults) and, with --model, "semantic" and "hybrid". Under each configuration's figures is
@@ -62,6 +62,7 @@ from gitmem.recall.timeparse import parse_moment
 METRICS = ("r@5", "r@10", "ndcg@10")
 Scores = dict[str, list[tuple[Query, dict[str, float]]]]  # configuration -> per-query scores
 NO_TITLES = False  # --no-titles
+CAP = 0  # --context-cap: the words a record lends each neighbour (not its source); 0: all
 DEPTH = 100  # candidates taken from each keyword search, as recall's Options.depth
 WINDOWS = (1, 2, 3)
 CONTEXT_WEIGHTS = (0.25, 0.5, 0.75, 1.0)
@@ -168,7 +169,7 @@ def _neighbourhoods(records: Sequence[dict[str, Any]], k: int) -> dict[str, list
 
 def _context(records: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     """Each turn's context record: the text of its neighbours (not its own)."""
-    text = {r["id"]: _text(r) for r in records}
+    text = {r["id"]: _text(r, CAP) for r in records}
     near = _neighbourhoods(records, k)
     return [
         r
@@ -182,12 +183,13 @@ def _context(records: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     ]
 
 
-def _text(record: dict[str, Any]) -> str:
+def _text(record: dict[str, Any], cap: int = 0) -> str:
     """What a record lends its neighbours and its source: its title, abstract and body
-    (without the title under --no-titles)."""
+    (without the title under --no-titles), its first `cap` words if `cap`."""
     if NO_TITLES:
         record = record | {"title": ""}
-    return "\n".join(filter(None, (record["title"], record.get("abstract"), record["body"])))
+    text = "\n".join(filter(None, (record["title"], record.get("abstract"), record["body"])))
+    return " ".join(text.split()[:cap]) if cap else text
 
 
 def _sessions(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -318,11 +320,14 @@ def main() -> None:
     parser.add_argument(
         "--no-titles", action="store_true", help="with --probe: lend neighbours no titles"
     )
+    parser.add_argument(
+        "--context-cap", type=int, default=0, help="with --probe: words lent to each neighbour"
+    )
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    global NO_TITLES
-    NO_TITLES = args.no_titles
+    global NO_TITLES, CAP
+    NO_TITLES, CAP = args.no_titles, args.context_cap
     configs = configurations(DEFAULTS, args.model is not None)
     with tempfile.TemporaryDirectory(prefix="gitmem-locomo-") as tmp:
         work = Path(tmp)
