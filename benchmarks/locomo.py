@@ -12,6 +12,8 @@ where it comes from and its license: it is read from there and never copied into
 
 Prints R@5, R@10 and NDCG@10 per mode, overall and per category, for plain BM25 (keyword
 mode with decay and weight off), keyword, semantic and hybrid recall with the defaults.
+benchmarks/bench_locomo.py builds on this module: paired bootstraps against a baseline, and
+the probe of context and a source prior (issue 21).
 """
 
 from __future__ import annotations
