@@ -56,7 +56,7 @@ from gitmem.evaluate import (
     score,
 )
 from gitmem.index.entries import Filter
-from gitmem.recall.recall import DEFAULTS
+from gitmem.recall.recall import DEFAULTS, Options
 from gitmem.recall.timeparse import parse_moment
 
 METRICS = ("r@5", "r@10", "ndcg@10")
@@ -308,6 +308,28 @@ def probe(convs: Sequence[Conversation], rankers: dict[str, Ranker]) -> Scores:
     return out
 
 
+_Part = tuple[list[dict[str, Any]], list[Query], str]  # records, queries, a name
+
+
+def _eval_dataset(
+    folder: Path, model: str | None, configs: dict[str, Options], work: Path
+) -> tuple[Scores, list[_Part]]:
+    """A `gitmem eval` dataset's per-query scores under each configuration, as `gitmem eval`
+    ranks them, and the dataset for the probe."""
+    lines = (folder / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    queries = load_queries(folder / "queries.jsonl")
+    store = store_of(records, model_ref(model) if model else None, work / "dataset")
+    scores = {
+        name: [
+            (q, score(ranked, q.gold))
+            for q, ranked in zip(queries, run_queries(store, queries, options), strict=True)
+        ]
+        for name, options in configs.items()
+    }
+    return scores, [(records, queries, "dataset")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -332,19 +354,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gitmem-locomo-") as tmp:
         work = Path(tmp)
         if args.dataset:
-            lines = (args.dataset / "records.jsonl").read_text(encoding="utf-8").splitlines()
-            records = [json.loads(line) for line in lines if line.strip()]
-            parts = [(records, load_queries(args.dataset / "queries.jsonl"), "dataset")]
-            store = store_of(records, model_ref(args.model) if args.model else None, work / "m")
-            scores = {
-                name: [
-                    (q, score(ranked, q.gold))
-                    for q, ranked in zip(
-                        parts[0][1], run_queries(store, parts[0][1], o), strict=True
-                    )
-                ]
-                for name, o in configs.items()
-            }
+            scores, parts = _eval_dataset(args.dataset, args.model, configs, work)
         else:
             samples = json.loads(args.data.read_text(encoding="utf-8"))
             parts = [(*dataset(sample), sample["sample_id"]) for sample in samples]

@@ -91,3 +91,13 @@ def test_the_probe_reproduces_bm25_and_context_finds_the_neighbours_answer(
     assert grid["ctx±1 w=0.5"]["r@10"] == 1.0
     assert grid["prior p=0.5"]["r@10"] == 0.5
     assert "ctx±2 w=0.5 ×p=0.5" in report["compared"]
+
+
+def test_a_gitmem_eval_dataset_scores_as_gitmem_eval_does(tmp_path: Path) -> None:
+    from gitmem.evaluate import evaluate
+
+    folder = Path(__file__).resolve().parent.parent / "benchmarks" / "retrieval" / "coding-agent"
+    _, report = _run(tmp_path, "--dataset", str(folder), "--resamples", "50")
+    expected = evaluate(folder, model=None, resamples=50)["modes"]["keyword"]
+    for group, cell in expected.items():
+        assert report["compared"]["keyword"][group]["ndcg@10"] == round(cell["ndcg@10"]["mean"], 4)
