@@ -1,11 +1,13 @@
 """Time gitmem.index.textindex on deterministic synthetic records (default 100k, ~150 words each).
 
-    .venv/bin/python benchmarks/bench_textindex.py [--docs 100000] [--runs 3]
+    .venv/bin/python benchmarks/bench_textindex.py [--docs 100000] [--runs 3] [--context-words N]
 
 Prints: full index time (wall and CPU); search p50/p95 for 3-8 word queries (limit 50), also with
 an `allowed` set of 10, 1k and half the ids; a 2,000-word query; an identifier query; an
 incremental write of 100 new records, of 100 edits, and of edits to 2.5% of the records spread
 over old segments (which rewrites the whole index). Each figure is the median over --runs.
+--context-words N adds N more words to every record's text, standing in for the text a context
+field would index (issue 21: ±2 neighbours lend ~4 × 174 words; docs/search.md).
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ class Corpus:
         picks = self.rng.choice(len(self.words), size=count, p=self.p).tolist()
         return [self.words[i] for i in picks]
 
-    def docs(self, n: int, start: int = 0, version: str = "a") -> list[TextDoc]:
-        picks = self.rng.choice(len(self.words), size=(n, 174), p=self.p).tolist()
+    def docs(self, n: int, start: int = 0, version: str = "a", extra: int = 0) -> list[TextDoc]:
+        picks = self.rng.choice(len(self.words), size=(n, 174 + extra), p=self.p).tolist()
         out = []
         for k, row in enumerate(picks):
             i = start + k
@@ -118,9 +120,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--context-words", type=int, default=0)
     args = parser.parse_args()
     corpus = Corpus()
-    docs = corpus.docs(args.docs)
+    docs = corpus.docs(args.docs, extra=args.context_words)
     queries = [" ".join(corpus.text(int(corpus.rng.integers(3, 9)))) for _ in range(args.queries)]
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-textindex-") as tmp:
@@ -129,7 +132,10 @@ def main() -> None:
             directory.mkdir()
             for name, value in run(corpus, docs, queries, directory, i).items():
                 results.setdefault(name, []).append(value)
-    print(f"{args.docs} docs, {args.queries} queries of 3-8 words, median of {args.runs} runs")
+    print(
+        f"{args.docs} docs (+{args.context_words} words each), {args.queries} queries of 3-8 "
+        f"words, median of {args.runs} runs"
+    )
     for name, values in results.items():
         print(f"  {name:32} {statistics.median(values):8.2f}")
 

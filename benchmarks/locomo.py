@@ -12,6 +12,8 @@ where it comes from and its license: it is read from there and never copied into
 
 Prints R@5, R@10 and NDCG@10 per mode, overall and per category, for plain BM25 (keyword
 mode with decay and weight off), keyword, semantic and hybrid recall with the defaults.
+benchmarks/bench_locomo.py builds on this module: paired bootstraps against a baseline, and
+the probe of context and a source prior (issue 21).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gitmem.api import Store
 from gitmem.evaluate import Query, model_ref, run_queries, score, store_for
+from gitmem.index.model import ModelRef
 from gitmem.recall.recall import DEFAULTS, Options
 
 DATA = Path(__file__).resolve().parents[2] / "shared/datasets/locomo-dev/locomo-dev.json"
@@ -104,18 +108,22 @@ def configurations(options: Options, with_model: bool) -> dict[str, Options]:
     return out
 
 
+def store_of(records: Sequence[dict[str, Any]], ref: ModelRef | None, folder: Path) -> Store:
+    """An indexed store of `records`, made through the product in a new `folder`."""
+    folder.mkdir()
+    (folder / "records.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
+    )
+    return store_for(folder, ref, folder)
+
+
 def stores(samples: Sequence[dict[str, Any]], model: str | None, work: Path) -> list[Any]:
     """One indexed store per conversation, with its queries: [(store, queries)]."""
     ref = model_ref(model) if model else None
     out = []
     for sample in samples:
         records, queries = dataset(sample)
-        folder = work / sample["sample_id"]
-        folder.mkdir()
-        (folder / "records.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
-        )
-        out.append((store_for(folder, ref, folder), queries))
+        out.append((store_of(records, ref, work / sample["sample_id"]), queries))
     return out
 
 
