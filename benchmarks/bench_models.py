@@ -19,7 +19,7 @@ Writes one JSON per model into --out (merged into the build record build_model.p
 when there is one), keeping the per-query scores that the paired comparison needs.
 
     .venv/bin/python benchmarks/bench_models.py benchmarks/.models/minilm-distilled-256 ... \
-        [--out benchmarks/results/models_s11] [--baseline minilm-distilled-256] [--only-compare]
+        [--out benchmarks/results/models_s11] [--baseline minilm-distilled-256] [--table]
 """
 
 from __future__ import annotations
@@ -165,9 +165,20 @@ def measure(folder: Path, out: Path, samples: list[Any]) -> dict[str, Any]:
     per_coding = coding_scores(folder)
     record["locomo"] = means(per_locomo)
     record["coding_agent"] = means(per_coding)
-    record["per_query"] = {"locomo": per_locomo, "coding_agent": per_coding}
+    record["per_query"] = {"locomo": compact(per_locomo), "coding_agent": compact(per_coding)}
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def compact(per_query: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per-query scores as the paired comparison needs them: query ids once, then each mode's
+    R@10 and NDCG@10 in that order."""
+    first = next(iter(per_query.values()))
+    out: dict[str, Any] = {"ids": [r["id"] for r in first]}
+    for mode, rows in per_query.items():
+        assert [r["id"] for r in rows] == out["ids"]
+        out[mode] = {m: [round(r[m], 4) for r in rows] for m in ("r@10", "ndcg@10")}
+    return out
 
 
 def compare(out: Path, baseline: str) -> None:
@@ -178,16 +189,51 @@ def compare(out: Path, baseline: str) -> None:
         if "per_query" not in record:
             continue
         diffs: dict[str, Any] = {"baseline": baseline}
-        for dataset, modes in record["per_query"].items():
-            for mode, rows in modes.items():
-                theirs = {r["id"]: r for r in base[dataset][mode]}
+        for dataset, scores in record["per_query"].items():
+            theirs = base[dataset]
+            assert theirs["ids"] == scores["ids"], f"{path.name}: other queries than {baseline}"
+            for mode in MODES:
                 for metric in ("r@10", "ndcg@10"):
-                    a = [r[metric] for r in rows]
-                    b = [theirs[r["id"]][metric] for r in rows]
-                    diff = paired_difference(a, b, RESAMPLES)
+                    diff = paired_difference(scores[mode][metric], theirs[mode][metric], RESAMPLES)
                     diffs[f"{dataset}/{mode}/{metric}"] = {k: round(v, 4) for k, v in diff.items()}
         record["minus_baseline"] = diffs
         path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _diff(record: dict[str, Any], key: str) -> str:
+    d = record.get("minus_baseline", {}).get(key)
+    return "" if d is None else f" ({d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}])"
+
+
+def table(out: Path) -> str:
+    """The candidates as a markdown table, smallest first (docs/benchmarks.md)."""
+    rows = []
+    records = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+    for r in sorted((r for r in records if "locomo" in r), key=lambda r: r["size_bytes"]):
+        lo, ca = r["locomo"], r["coding_agent"]
+        cells = [
+            r["name"],
+            r.get("license", "?"),
+            f"{r['size_bytes'] / 1e6:.1f}",
+            f"{r['load']['load_ms']:.0f} ({r['load']['route']})",
+            f"{r['encode']['query_us_p50']:.0f}",
+            f"{r['encode']['batch_texts_per_s']:,}",
+            f"{lo['semantic']['all']['r@5']:.3f} / {lo['semantic']['all']['r@10']:.3f} / "
+            f"{lo['semantic']['all']['ndcg@10']:.3f}{_diff(r, 'locomo/semantic/r@10')}",
+            f"{lo['hybrid']['all']['r@5']:.3f} / {lo['hybrid']['all']['r@10']:.3f} / "
+            f"{lo['hybrid']['all']['ndcg@10']:.3f}{_diff(r, 'locomo/hybrid/r@10')}",
+            f"{ca['semantic']['all']['ndcg@10']:.3f}{_diff(r, 'coding_agent/semantic/ndcg@10')}",
+            f"{ca['hybrid']['all']['ndcg@10']:.3f}{_diff(r, 'coding_agent/hybrid/ndcg@10')}",
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    head = (
+        "| candidate | license | MB | load ms (route) | query µs | texts/s "
+        "| LoCoMo semantic R@5 / R@10 / NDCG@10 (R@10 − baseline) "
+        "| LoCoMo hybrid R@5 / R@10 / NDCG@10 (R@10 − baseline) "
+        "| coding semantic NDCG@10 (− baseline) | coding hybrid NDCG@10 (− baseline) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
+    )
+    return "\n".join([head, *rows])
 
 
 def main() -> None:
@@ -196,6 +242,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--data", type=Path, default=locomo.DATA)
     parser.add_argument("--baseline", help="candidate name to compare every other against")
+    parser.add_argument("--table", action="store_true", help="print --out's results as markdown")
     args = parser.parse_args()
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -213,6 +260,8 @@ def main() -> None:
         )
     if args.baseline:
         compare(args.out, args.baseline)
+    if args.table:
+        print(table(args.out))
 
 
 if __name__ == "__main__":
