@@ -6,6 +6,7 @@ For each model folder (built by benchmarks/build_model.py):
 - load in a fresh process, as `gitmem recall` does it (the standard-library query encoder
   where it reads the model, else gitmem.index.embedding.load with numpy), then the first
   query's vector: median of 7 processes, with the process's peak resident memory;
+- `gitmem recall` as a whole process on a store of 1,000 synthetic records using the model;
 - one query's vector (`encode_query`, warm) over LoCoMo's 760 questions: median and p95;
   and encoding LoCoMo's turns in batches (what an index build does): texts per second;
 - LoCoMo development half, turn level (benchmarks/locomo.py's stores, queries and product
@@ -37,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import locomo
-from _common import machine
+from _common import machine, make_store, outside
+from bench_recall import configure_model
 
 from gitmem.evaluate import load_queries, model_ref, paired_difference, run_queries, score
 from gitmem.evaluate import store_for as eval_store
@@ -55,8 +57,11 @@ RESAMPLES = 2000
 # (gitmem.index.queryvec) where it reads the layout (a float32 or float16 matrix, no mapping, no
 # weights), else gitmem.index.embedding.load, which imports numpy.
 _PROBE = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
+def hwm_kb():  # this process's peak resident memory (ru_maxrss would inherit the parent's)
+    status = Path("/proc/self/status").read_text().split("VmHWM:")[1]
+    return int(status.split()[0])
 t0 = time.perf_counter()
 from gitmem.index.queryvec import query_encoder
 model = query_encoder(Path(sys.argv[1]))
@@ -68,7 +73,7 @@ t1 = time.perf_counter()
 model.encode_query("what did Caroline research for her adoption plans")
 t2 = time.perf_counter()
 print(json.dumps({"load_ms": (t1 - t0) * 1e3, "first_query_ms": (t2 - t1) * 1e3,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "rss_mb": hwm_kb() / 1024,
                   "route": route}))
 """
 
@@ -90,6 +95,28 @@ def fresh_load(folder: Path, runs: int = 7) -> dict[str, float]:
     route = rows[0].pop("route")
     numbers = {k: round(statistics.median(r[k] for r in rows), 2) for k in rows[0]}
     return numbers | {"route": route}
+
+
+def cli_recall(folder: Path, runs: int = 11) -> dict[str, float]:
+    """`gitmem recall` as a whole process (the editable dev install) on a store of 1,000
+    synthetic records whose config names the model: the median of `runs` processes."""
+    root = make_store(1000)
+    configure_model(root, str(folder))
+    gitmem = str(Path(sys.executable).parent / "gitmem")
+    env = {**os.environ, "GITMEM_STORE": str(root)}
+    subprocess.run([gitmem, "rebuild"], check=True, capture_output=True, env=env, cwd=outside())
+    times = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        subprocess.run(
+            [gitmem, "recall", f"why did the deploy of the payment worker fail {i}"],
+            check=True,
+            capture_output=True,
+            env=env,
+            cwd=outside(),
+        )
+        times.append((time.perf_counter() - start) * 1e3)
+    return {"recall_process_ms": round(statistics.median(times[1:]), 1)}
 
 
 def encode_speed(folder: Path, questions: list[str], turns: list[str]) -> dict[str, float]:
@@ -158,7 +185,7 @@ def measure(folder: Path, out: Path, samples: list[Any]) -> dict[str, Any]:
     questions = [str(qa["question"]) for s in samples for qa in s["qa"]]
     turns = [r["body"] for s in samples for r in locomo.dataset(s)[0]]
     record["machine"] = machine() | {"load_before": os.getloadavg()[0]}
-    record["load"] = fresh_load(folder)
+    record["load"] = fresh_load(folder) | cli_recall(folder)
     record["encode"] = encode_speed(folder, questions, turns)
     record["machine"]["load_after_timing"] = os.getloadavg()[0]
     per_locomo = locomo_scores(folder, samples)
@@ -216,6 +243,7 @@ def table(out: Path) -> str:
             r.get("license", "?"),
             f"{r['size_bytes'] / 1e6:.1f}",
             f"{r['load']['load_ms']:.0f} ({r['load']['route']})",
+            f"{r['load']['recall_process_ms']:.0f}",
             f"{r['encode']['query_us_p50']:.0f}",
             f"{r['encode']['batch_texts_per_s']:,}",
             f"{lo['semantic']['all']['r@5']:.3f} / {lo['semantic']['all']['r@10']:.3f} / "
@@ -227,11 +255,11 @@ def table(out: Path) -> str:
         ]
         rows.append("| " + " | ".join(cells) + " |")
     head = (
-        "| candidate | license | MB | load ms (route) | query µs | texts/s "
+        "| candidate | license | MB | load ms (route) | recall process ms | query µs | texts/s "
         "| LoCoMo semantic R@5 / R@10 / NDCG@10 (R@10 − baseline) "
         "| LoCoMo hybrid R@5 / R@10 / NDCG@10 (R@10 − baseline) "
         "| coding semantic NDCG@10 (− baseline) | coding hybrid NDCG@10 (− baseline) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|"
     )
     return "\n".join([head, *rows])
 
