@@ -2,7 +2,7 @@
 
 For each model folder (built by benchmarks/build_model.py):
 
-- size on disk (every file of the folder);
+- size on disk (every file of the folder), and deflated in a zip as in a wheel;
 - load in a fresh process, as `gitmem recall` does it (the standard-library query encoder
   where it reads the model, else gitmem.index.embedding.load with numpy), then the first
   query's vector: median of 7 processes, with the process's peak resident memory;
@@ -26,6 +26,7 @@ when there is one), keeping the per-query scores that the paired comparison need
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import statistics
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,16 @@ print(json.dumps({"load_ms": (t1 - t0) * 1e3, "first_query_ms": (t2 - t1) * 1e3,
 
 def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def zipped_size(folder: Path) -> int:
+    """What the folder weighs deflated in a zip, as in a wheel."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder))
+    return len(buffer.getvalue())
 
 
 def fresh_load(folder: Path, runs: int = 7) -> dict[str, float]:
@@ -182,6 +194,7 @@ def measure(folder: Path, out: Path, samples: list[Any]) -> dict[str, Any]:
     record: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     record.setdefault("name", folder.name)
     record["size_bytes"] = size_of(folder)
+    record["zipped_bytes"] = zipped_size(folder)
     questions = [str(qa["question"]) for s in samples for qa in s["qa"]]
     turns = [r["body"] for s in samples for r in locomo.dataset(s)[0]]
     record["machine"] = machine() | {"load_before": os.getloadavg()[0]}
@@ -241,7 +254,7 @@ def table(out: Path) -> str:
         cells = [
             r["name"],
             r.get("license", "?"),
-            f"{r['size_bytes'] / 1e6:.1f}",
+            f"{r['size_bytes'] / 1e6:.1f} ({r['zipped_bytes'] / 1e6:.1f})",
             f"{r['load']['load_ms']:.0f} ({r['load']['route']})",
             f"{r['load']['recall_process_ms']:.0f}",
             f"{r['encode']['query_us_p50']:.0f}",
@@ -255,7 +268,8 @@ def table(out: Path) -> str:
         ]
         rows.append("| " + " | ".join(cells) + " |")
     head = (
-        "| candidate | license | MB | load ms (route) | recall process ms | query µs | texts/s "
+        "| candidate | license | MB (zipped) | load ms (route) | recall process ms "
+        "| query µs | texts/s "
         "| LoCoMo semantic R@5 / R@10 / NDCG@10 (R@10 − baseline) "
         "| LoCoMo hybrid R@5 / R@10 / NDCG@10 (R@10 − baseline) "
         "| coding semantic NDCG@10 (− baseline) | coding hybrid NDCG@10 (− baseline) |\n"
