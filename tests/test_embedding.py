@@ -801,6 +801,25 @@ def test_distill_refuses_a_non_empty_out_before_distilling(
     assert (out / "keep.txt").read_text() == "mine"
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"dims": 0}, "dims 0"),
+        ({"dtype": "float8"}, "dtype 'float8'"),
+        ({"clusters": 1}, "clusters 1"),
+    ],
+)
+def test_distill_refuses_bad_options_before_anything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], named: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as without the extra
+    with pytest.raises(GitmemError) as raised:
+        modelbuild.distill(tmp_path / "nowhere", tmp_path / "out", **options)
+    said = str(raised.value)
+    assert named in said and "dtype one of float32, float16, int8" in said
+    assert not (tmp_path / "out").exists()
+
+
 _HAS_DISTILL = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "skeletoken"))
 
 
@@ -835,6 +854,24 @@ def test_distill_a_tiny_transformer_offline(
     model = load(info.path)
     assert model is not None
     assert model.encode(["fix the bug"]).shape == (1, 16)
+    # Stored as int8, and with the vocabulary quantised: gitmem's own reader encodes both as
+    # model2vec does.
+    from model2vec import StaticModel
+
+    for name, options in (("int8", {"dtype": "int8"}), ("clusters", {"clusters": 20})):
+        info = modelbuild.distill(source, tmp_path / name, dims=16, **options)
+        reference = StaticModel.from_pretrained(info.path)
+        if name == "int8":
+            assert reference.embedding.dtype == np.int8
+        else:
+            assert reference.embedding.shape == (20, 16)
+            assert reference.token_mapping is not None
+        fast = load(info.path)
+        assert fast is not None and type(fast).__name__ == "_FastEmbedder"
+        texts = ["fix the bug", "the cache was stale after deploy"]
+        raw = reference.encode(texts, normalize=False).astype(np.float32)
+        expected = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+        np.testing.assert_allclose(fast.encode(texts), expected, rtol=0, atol=1e-5)
     assert no_network == []
 
 

@@ -351,9 +351,14 @@ def unit_mean_numpy(rows: np.ndarray[Any, Any], *, half: bool) -> array[float]:
     return array("f", (wide / norm).astype(np.float32).tobytes())
 
 
-def distil_static(source_dir: Path, dims: int) -> StaticModel:
-    """A static model2vec model (``dims`` wide) distilled from the transformers model in
-    ``source_dir`` (gitmem.index.modelbuild.distill checks the paths first)."""
+def distil_static(
+    source_dir: Path, dims: int, *, dtype: str = "float16", clusters: int | None = None
+) -> StaticModel:
+    """A static model2vec model (``dims`` wide, PCA) distilled from the transformers model in
+    ``source_dir`` (gitmem.index.modelbuild.distill checks the paths and options first): its
+    matrix stored as ``dtype`` (float32, float16 or int8: model2vec's ``quantize_to``) and,
+    given ``clusters``, its vocabulary quantised to that many shared vectors (k-means; each
+    token keeps its own weight)."""
     try:
         from model2vec.distill import distill_from_model
         from transformers import AutoModel, AutoTokenizer  # type: ignore[import-not-found,unused-ignore]
@@ -375,4 +380,10 @@ def distil_static(source_dir: Path, dims: int) -> StaticModel:
             f"cannot distil {source_dir}: not a transformers model that can be read here "
             f"({exc}) — point --from at a sentence-transformers model's directory"
         ) from exc
-    return distill_from_model(model=model, tokenizer=tokenizer, pca_dims=dims)
+    return distill_from_model(
+        model=model,
+        tokenizer=tokenizer,
+        pca_dims=dims,
+        quantize_to=dtype,
+        vocabulary_quantization=clusters,
+    )

@@ -14,7 +14,7 @@ from typing import Protocol
 from gitmem.errors import GitmemError
 from gitmem.index.modelfiles import ModelInfo, ModelUnavailable, fingerprint
 
-__all__ = ["distill", "save"]
+__all__ = ["DTYPES", "distill", "save"]
 
 
 class Saveable(Protocol):
@@ -26,10 +26,27 @@ class Saveable(Protocol):
     def save_pretrained(self, path: Path, model_name: str) -> None: ...
 
 
-def distill(source_dir: Path, out_dir: Path, *, dims: int = 256) -> ModelInfo:
+DTYPES = ("float32", "float16", "int8")  # what a distilled matrix may be stored as
+
+
+def distill(
+    source_dir: Path,
+    out_dir: Path,
+    *,
+    dims: int = 256,
+    dtype: str = "float16",
+    clusters: int | None = None,
+) -> ModelInfo:
     """Distil a static model2vec model (``dims`` wide) from a local sentence-transformers
-    model directory, without network. Needs the optional extra ``gitmem[distill]``. The
-    paths are checked first: a wrong one is said before anything is installed or computed."""
+    model directory, without network. Needs the optional extra ``gitmem[distill]``. The matrix
+    is stored as ``dtype`` (one of DTYPES); ``clusters`` quantises the vocabulary to that many
+    vectors. The paths and options are checked first: a wrong one is said before anything is
+    installed or computed."""
+    if dims < 1 or dtype not in DTYPES or (clusters is not None and clusters < 2):
+        raise GitmemError(
+            f"cannot distil with dims {dims}, dtype {dtype!r}, clusters {clusters}: dims must "
+            f"be at least 1, dtype one of {', '.join(DTYPES)}, clusters at least 2 or none"
+        )
     if not (source_dir / "config.json").is_file():
         raise ModelUnavailable(
             f"cannot distil {source_dir}: no config.json there — point --from at the directory "
@@ -38,7 +55,8 @@ def distill(source_dir: Path, out_dir: Path, *, dims: int = 256) -> ModelInfo:
     _check_out(out_dir)
     from gitmem.index import embedding  # the libraries load only once the paths are good
 
-    return save(embedding.distil_static(source_dir, dims), out_dir, name=out_dir.name)
+    model = embedding.distil_static(source_dir, dims, dtype=dtype, clusters=clusters)
+    return save(model, out_dir, name=out_dir.name)
 
 
 def _check_out(out_dir: Path) -> None:
