@@ -260,3 +260,43 @@ def test_a_record_gone_from_the_catalog_is_left_out_of_recall(
     later = other.recall(query, mode="semantic", limit=4)
     assert len(later.hits) == 4 and first not in {hit.id for hit in later.hits}
     assert [hit.id for hit in later.hits[:3]] == [hit.id for hit in full.hits[1:]]
+
+
+def test_one_catalog_asked_from_two_threads_gives_each_its_own_answer(edited: Store) -> None:
+    """A hybrid recall asks the catalog from the keyword thread and the semantic half at once.
+    On a catalog from before row facts, row_facts' read fails in one thread while the other's
+    reads succeed; SQLite keeps one last error per connection, so unserialised, a thread was
+    told the other's outcome (a DatabaseError read as index damage, or CPython's SystemError
+    for no error at all). Each thread must get its own answer, every time."""
+    import threading
+    import time
+
+    path = edited.cache_dir / "index" / "catalog.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE row_facts")
+    db.commit()
+    db.close()
+    catalog = catalog_of(edited)
+    keys = list(range(1, 200))
+    expected = catalog.admitted(keys, Filter())
+    assert expected and catalog.row_facts() is None
+    errors: list[BaseException] = []
+    until = time.monotonic() + 1.5
+
+    def ask(call: Any, want: object) -> None:
+        while time.monotonic() < until and not errors:
+            try:
+                assert call() == want
+            except BaseException as exc:  # any failure at all is the finding
+                errors.append(exc)
+
+    threads = [
+        threading.Thread(target=ask, args=(catalog.row_facts, None)),
+        threading.Thread(target=ask, args=(lambda: catalog.admitted(keys, Filter()), expected)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    catalog.close()
+    assert errors == []

@@ -10,9 +10,12 @@ transaction with the rows they describe.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from gitmem.index.entries import SUPERSEDED, Entry, Filter, entry_from_row, entry_row
 from gitmem.index.rowfacts import RowFacts, StoredFacts
@@ -53,11 +56,34 @@ class CatalogCorrupt(Exception):
 DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_at_a_time(
+    method: Callable[Concatenate[Catalog, _P], _R],
+) -> Callable[Concatenate[Catalog, _P], _R]:
+    """Hold the catalog's lock for the whole call. A hybrid recall asks the catalog from two
+    threads at once (the keyword thread and the semantic half), and one sqlite3 connection is
+    not safe for that: SQLite keeps the last error per connection, so a statement failing in
+    one thread while the other's succeeds was reported as the wrong error (a DatabaseError:
+    index damage, a rebuild) or as none at all (CPython's SystemError), seen in CI. Every
+    method returns what it read whole, so the lock covers the statements' steps too."""
+
+    @functools.wraps(method)
+    def held(self: Catalog, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return held
+
+
 class Catalog:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         if not create and not path.exists():
             raise CatalogCorrupt(f"{path} is missing")
         self.path = path
+        self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -70,9 +96,11 @@ class Catalog:
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(f"{path}: {exc}") from exc
 
+    @_one_at_a_time
     def close(self) -> None:
         self._db.close()
 
+    @_one_at_a_time
     def check(self) -> list[str]:
         """SQLite's own check of every page (`PRAGMA quick_check`): what it finds wrong. It
         reads the whole file, so it is for `gitmem doctor`, not for a read."""
@@ -84,6 +112,7 @@ class Catalog:
 
     # --- meta ------------------------------------------------------------------------------
 
+    @_one_at_a_time
     def meta(self, key: str) -> str | None:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -91,6 +120,7 @@ class Catalog:
             raise CatalogCorrupt(str(exc)) from exc
         return None if row is None else str(row[0])
 
+    @_one_at_a_time
     def set_meta(self, values: dict[str, str]) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items())
@@ -98,6 +128,7 @@ class Catalog:
 
     # --- writing ---------------------------------------------------------------------------
 
+    @_one_at_a_time
     def reserve_keys(self, count: int) -> int:
         """The first of `count` keys no record has had or will get from another write,
         committed before the caller uses them (the text index names documents by them, and a
@@ -115,6 +146,7 @@ class Catalog:
             raise
         return first
 
+    @_one_at_a_time
     def apply(
         self,
         remove: Iterable[str],
@@ -220,6 +252,7 @@ class Catalog:
             return None
         return RowFacts.from_bytes(found)
 
+    @_one_at_a_time
     def computed_facts(self) -> RowFacts:
         """The row facts as the tables state them (what the stored ones must equal)."""
         facts = RowFacts()
@@ -236,6 +269,7 @@ class Catalog:
 
     # --- reading ---------------------------------------------------------------------------
 
+    @_one_at_a_time
     def row_facts(self) -> StoredFacts | None:
         """The stored row facts, with the vector file they describe and the catalog's row
         count, read in one transaction (another process's compaction renumbers rows into a
@@ -252,6 +286,7 @@ class Catalog:
             self._db.execute("COMMIT")
         return None if facts is None else StoredFacts(facts, vectors, rows)
 
+    @_one_at_a_time
     def admitted(self, keys: Sequence[int], flt: Filter) -> dict[int, tuple[str, str, int, float]]:
         """(id, blob, updated, weight) of each key (a records rowid) whose record `flt`
         admits."""
@@ -267,21 +302,26 @@ class Catalog:
                 out[int(key)] = (str(ident), str(blob), int(updated), float(weight))
         return out
 
+    @_one_at_a_time
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM records").fetchone()[0])
 
+    @_one_at_a_time
     def has_type(self, name: str) -> bool:
         """Whether some record is of type `name` (one whose schema is gone still counts)."""
         query = "SELECT 1 FROM records WHERE type = ? LIMIT 1"
         return self._db.execute(query, (name,)).fetchone() is not None
 
+    @_one_at_a_time
     def next_row(self) -> int:
         row = self._db.execute("SELECT max(row) FROM chunks").fetchone()[0]
         return 0 if row is None else int(row) + 1
 
+    @_one_at_a_time
     def live_rows(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
+    @_one_at_a_time
     def entries(self, ids: Iterable[str]) -> dict[str, Entry]:
         wanted = list(dict.fromkeys(ids))
         out: dict[str, Entry] = {}
@@ -292,10 +332,12 @@ class Catalog:
                 out[row[0]] = entry_from_row(row)
         return out
 
+    @_one_at_a_time
     def matching(self, flt: Filter) -> list[str]:
         where, args = flt.sql()
         return [r[0] for r in self._db.execute(f"SELECT id FROM records WHERE {where}", args)]
 
+    @_one_at_a_time
     def rows_of(self, ids: Iterable[str]) -> list[int]:
         wanted = list(ids)
         out: list[int] = []
@@ -305,6 +347,7 @@ class Catalog:
             out.extend(r[0] for r in self._db.execute(query, part))
         return sorted(out)
 
+    @_one_at_a_time
     def owners(self, rows: Sequence[int]) -> dict[int, str]:
         """Record id of each live row; dead rows are absent."""
         out: dict[int, str] = {}
@@ -314,9 +357,11 @@ class Catalog:
             out.update({int(r): str(i) for r, i in self._db.execute(query, part)})
         return out
 
+    @_one_at_a_time
     def all_rows(self) -> list[tuple[int, str]]:
         return [(int(r), str(i)) for r, i in self._db.execute("SELECT row, id FROM chunks")]
 
+    @_one_at_a_time
     def renumber(self, mapping: dict[int, int], meta: dict[str, str]) -> None:
         """After compaction: move rows to their new numbers and name the new vector file,
         in one transaction."""
