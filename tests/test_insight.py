@@ -8,6 +8,7 @@ the DOM headless Chromium renders. Where no Chromium can be found the browser te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -386,3 +387,33 @@ def test_report_since_limits_sessions_and_growth_but_counts_all_of_head(
     assert "Session 4: worked on the importer" in later
     assert re.search(r'id="n-records" data-value="38"', later)  # HEAD, whatever --since says
     assert "2026-01-05" in whole and "2026-01-05" not in later  # growth starts later
+
+
+def test_stats_on_a_terminal_draws_tables(filled: Path) -> None:
+    """On a terminal (a real pseudo-terminal, as a person's shell), the counts are rich tables;
+    the same numbers as in a pipe."""
+    import pty
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "GITMEM_STORE": str(filled), "COLUMNS": "100", "TERM": "xterm"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gitmem", "stats"],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    os.close(follower)
+    chunks = []
+    with contextlib.suppress(OSError):  # EIO once everything written has been read
+        while chunk := os.read(leader, 65536):
+            chunks.append(chunk)
+    os.close(leader)
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8", "replace"))
+    assert done.returncode == 0, done.stderr
+    assert "by type" in shown and "by type:" not in shown  # a table's title, not the pipe's list
+    assert re.search(r"[│┃|]\s*decision\s*[│┃|]\s*3\s*[│┃|]", shown), shown
+    assert re.search(r"[─━]{5,}", shown)  # the table's rules
