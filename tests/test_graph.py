@@ -745,10 +745,11 @@ def test_a_store_from_before_the_work_graph_gets_the_entity_schema(
     # A refused file writes nothing, the schema included.
     binary = project / "docs" / "binary.md"
     binary.write_bytes(b"\x00\x01 not text \xff")
-    refused = Store.open(store_path).graph.index_file(binary, where(project))
+    refused = store.graph.index_file(binary, where(project))
     binary.unlink()
     assert refused.report.count("skipped") == 1 and commits(store_path) == before
     assert not (store_path / "schemas" / "entity.toml").exists()
+    assert "entity" not in store.schemas  # nor in this object: a later write is checked as before
     done = store.graph.index_all(where(project))
     assert done.report.count("new") == 54
     assert commits(store_path) == before + 2  # the schema, then the entities

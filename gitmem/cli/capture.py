@@ -62,7 +62,12 @@ def distill(
         str | None, typer.Option("--session", help="Only this session (default: all waiting).")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="From the start of the transcript, not the watermark.")
+        bool,
+        typer.Option(
+            "--force",
+            help="From the start of the transcript, not the watermark (the sessions asked for: "
+            "never those --sweep takes).",
+        ),
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Ask the distiller, write nothing, move nothing.")

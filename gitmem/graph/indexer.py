@@ -122,7 +122,19 @@ def index_files(
     agent = agent.strip() or store.default_agent()
     # A store from before the work graph: files are checked against the shipped schema, which
     # is committed only when an entity is written, so a refused batch writes nothing.
-    lacking = store.lacks_schema(ENTITY_TYPE)
+    with store.shipped_schema_on_trial(ENTITY_TYPE) as lacking:
+        return _index(store, paths, where, agent, namespace, moment, lacking)
+
+
+def _index(
+    store: Store,
+    paths: Iterable[Path],
+    where: Watched,
+    agent: str,
+    namespace: str,
+    moment: datetime,
+    lacking: bool,
+) -> IndexReport:
     space = where.project or namespace or f"agent:{agent}"
     catalog = dict(store.catalog())  # as before this batch: the store's own dict follows writes
     outcomes: list[FileOutcome] = []

@@ -8,7 +8,8 @@ the store's write lock; refused input raises before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -324,20 +325,28 @@ class Store(Committer):
         commit = self._commit(files, text, agent, self.repo.head(), check_dirty=False)
         return WriteResult(commit, records, "edit")
 
-    @exclusively
-    def lacks_schema(self, type_: str) -> bool:
+    @contextmanager
+    def shipped_schema_on_trial(self, type_: str) -> Iterator[bool]:
         """Whether this store was made before `type_` shipped (no `schemas/<type>.toml`). If
-        so, the shipped schema is loaded here without being written, so that records of the
-        type can be checked before anything is committed; add_shipped_schema commits it with
-        the first write that needs it (a refused write then leaves the store as it was)."""
+        so, within the block the shipped schema is loaded without being written, so that
+        records of the type can be checked before anything is committed; add_shipped_schema
+        commits it with the first write that needs it. If nothing did by the block's end, the
+        store's schemas are as they were (a refused batch leaves no trace, not even in this
+        object)."""
         path = f"schemas/{type_}.toml"
-        if (self.root / path).exists():
-            return False
-        if type_ not in self.schemas:
-            shipped = schema.shipped_schema(self.root / path, template_files()[path])
-            self.schemas = {**self.schemas, type_: shipped}
-        return True
+        if (self.root / path).exists() or type_ in self.schemas:
+            yield False
+            return
+        before = self.schemas
+        shipped = schema.shipped_schema(self.root / path, template_files()[path])
+        self.schemas = {**before, type_: shipped}
+        try:
+            yield True
+        finally:
+            if not (self.root / path).exists():
+                self.schemas = before
 
+    @exclusively
     def add_shipped_schema(self, type_: str, *, agent: str = "") -> str | None:
         """Add the shipped `schemas/<type>.toml` to a store made before that type shipped (one
         commit; None when the store has it). The work graph's `entity` type (issue 19)."""
