@@ -31,6 +31,17 @@ from gitmem.errors import GitmemError
 from gitmem.store.schema import load_schemas
 
 
+def _start_sweeps(store: Path, host: str, project: Path, source: str) -> None:
+    """Another session of `host` starts (capture on): its SessionStart's detached sweep writes
+    the one record the fake distiller answers, from the session `source` names."""
+    start = payload(f"{host}/session_start", project, session_id=f"next-{host}-session")
+    done = hook_process("session-start", start, store, env={"GITMEM_CAPTURE": "on"})
+    assert done.returncode == 0
+    ids = _captured(store)
+    assert len(ids) == 1, log_text(store)
+    assert Store.open(store).get(ids[0]).source == source
+
+
 def _captured(store: Path, seconds: float = 90.0) -> list[str]:
     """Ids of captured records, once the detached distillation has written them."""
     deadline = time.monotonic() + seconds
@@ -160,12 +171,7 @@ def test_a_session_that_failed_at_its_end_is_distilled_at_the_next_start(
     # Logged in now. Another session starts: its SessionStart sweeps the one left behind.
     configure(store_path, fake_distiller(tmp_path, LESSON_ANSWER, name="up"))
     project = tmp_path / "project" / "widget"
-    start = payload("claude-code/session_start", project, session_id="another-session")
-    done = hook_process("session-start", start, store_path, env={"GITMEM_CAPTURE": "on"})
-    assert done.returncode == 0
-    ids = _captured(store_path)
-    assert len(ids) == 1, log_text(store_path)
-    assert Store.open(store_path).get(ids[0]).source == f"transcript:{CLAUDE_SESSION}#1-7"
+    _start_sweeps(store_path, "claude-code", project, f"transcript:{CLAUDE_SESSION}#1-7")
     assert len(prompts(tmp_path, "up")) == 1
     assert _until(lambda: not capture_status(store_path / ".gitmem")["failures"])
 
@@ -188,12 +194,7 @@ def test_a_codex_sessions_tail_is_captured_once_it_has_gone_quiet(
     (archived,) = (store_path / ".gitmem" / "transcripts").rglob("*.jsonl")
     hour_ago = time.time() - 3600
     os.utime(archived, (hour_ago, hour_ago))
-    start = payload("codex/session_start", project, session_id="next-codex-session")
-    done = hook_process("session-start", start, store_path, env={"GITMEM_CAPTURE": "on"})
-    assert done.returncode == 0
-    ids = _captured(store_path)
-    assert len(ids) == 1, log_text(store_path)
-    assert Store.open(store_path).get(ids[0]).source == f"transcript:{session}#1-11"
+    _start_sweeps(store_path, "codex", project, f"transcript:{session}#1-11")
     (sent,) = prompts(tmp_path)
     assert "[10] assistant: Retries were counted twice" in sent
 
