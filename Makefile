@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit install clean docs bench-model bench-models bench
+.PHONY: demo test lint typecheck unit install clean docs bench-model builtin-model bench-models bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,14 @@ $(MODEL)/model.safetensors:
 	$(DISTILL)/bin/python benchmarks/build_model.py --out $(MODEL)
 
 bench-model: $(MODEL)/model.safetensors
+
+# The model shipped in the package ("builtin:minilm-256", docs/search.md): the benchmark model's
+# files; its README.md and LICENSE beside them are kept by hand. Run after a change to the
+# distillation, then commit the three files.
+BUILTIN := gitmem/models/minilm-256
+
+builtin-model: $(MODEL)/model.safetensors
+	cp $(MODEL)/config.json $(MODEL)/model.safetensors $(MODEL)/tokenizer.json $(BUILTIN)/
 
 # The static model candidates of issue 21 (docs/benchmarks.md, "Static model candidates"): each
 # distilled in the distill venv, then measured with the product's own venv. Takes ~30 minutes

@@ -182,7 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"distilling {source} -> {out} ({what})")
     start = time.perf_counter()
     try:
-        info = distill(source, out, dims=args.dims, dtype=args.dtype, clusters=args.clusters)
+        info = distill(
+            source,
+            out,
+            dims=args.dims,
+            dtype=args.dtype,
+            clusters=args.clusters,
+            teacher=teacher_name,
+        )
     except (ModelUnavailable, GitmemError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
