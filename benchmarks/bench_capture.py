@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compiled, machine, median, write_json
 
 from gitmem.api import Store
+from gitmem.store.config import DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "benchmarks" / "retrieval" / "coding-agent" / "records.jsonl"
@@ -66,7 +67,7 @@ def new_store(records: list[dict[str, Any]], capture: str) -> Path:
     if records:
         store.import_records(records, agent="bench")
     text = (root / "config.toml").read_text().split("\n[capture]")[0]
-    text = text.replace('model = "minishlab/potion-base-8M"', 'model = "none"')
+    text = text.replace(f'model = "{DEFAULT_MODEL}"', 'model = "none"')
     (root / "config.toml").write_text(text + "\n[capture]\n" + capture)
     _git(root, "commit", "-qam", "bench settings")
     return root

@@ -40,6 +40,7 @@ from _common import (
 )
 
 from gitmem.api import Store
+from gitmem.store.config import DEFAULT_MODEL
 
 QUERY_WORDS = WORDS
 
@@ -52,12 +53,13 @@ def queries(count: int, seed: int = 5) -> list[str]:
 
 
 def configure_model(root: Path, model: str) -> None:
-    """Point the store's config at the model directory, as a user would."""
+    """Point the store's config at the model (a directory, or a name such as the default
+    "builtin:minilm-256"), as a user would."""
     config = root / "config.toml"
-    text = config.read_text().replace(
-        'model = "minishlab/potion-base-8M"', f'model = "{Path(model).resolve()}"'
-    )
-    config.write_text(text)
+    spec = str(Path(model).resolve()) if Path(model).is_dir() else model
+    if spec == DEFAULT_MODEL:
+        return  # the store's config names it already
+    config.write_text(config.read_text().replace(f'model = "{DEFAULT_MODEL}"', f'model = "{spec}"'))
     subprocess.run(
         ["git", "-C", str(root), "commit", "-qam", "use the benchmark model"], check=True
     )
@@ -217,7 +219,9 @@ def incremental(store: Store) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", required=True)
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help="a model dir or name (default: the built-in one)"
+    )
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--cli-runs", type=int, default=7)
     parser.add_argument("--json")

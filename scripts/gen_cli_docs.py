@@ -184,6 +184,12 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "string or null",
                 "Why semantic search is off (no model on this machine, ...), with the fix.",
             ),
+            (
+                "model_notice",
+                "string",
+                "Empty, or why the model in use is not the one `model` names (the built-in "
+                "model standing in for the former default hub model), with the fix.",
+            ),
             ("problems", "array of string", "Empty here; `gitmem doctor` fills it."),
             (
                 "sync",

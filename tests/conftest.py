@@ -81,6 +81,17 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
+def set_model(root: Path, spec: str) -> None:
+    """Set index.model in the store's config.toml and commit it, as a user would: "none" for a
+    test about keyword-only recall (every new store has the built-in model by default)."""
+    config = root / "config.toml"
+    text = config.read_text()
+    start = text.index('model = "')
+    end = text.index('"', start + len('model = "'))
+    config.write_text(f'{text[:start]}model = "{spec}"{text[end + 1 :]}')
+    git(root, "commit", "-qm", f"index.model = {spec}", "--", "config.toml")
+
+
 def assert_clean(path: Path) -> None:
     """git status is clean and git fsck passes: what every gitmem write must leave."""
     assert git(path, "status", "--porcelain") == ""

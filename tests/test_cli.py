@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, snapshot
+from conftest import assert_clean, git, set_model, snapshot
 
 
 def test_init_record_list_read_history(gm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -229,10 +229,11 @@ def test_redact_a_secret_in_a_frontmatter_field(gm, store_path: Path) -> None:  
 
 
 def test_status_says_why_the_model_is_not_in_use_and_how_to_fix_it(gm, store_path: Path) -> None:  # type: ignore[no-untyped-def]
+    set_model(store_path, "acme/not-downloaded")
     lines = gm("status").out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("model "))
-    assert lines[at] == "model     minishlab/potion-base-8M (not in use: semantic search is off)"
-    assert lines[at + 1].startswith('          the embedding model "minishlab/potion-base-8M" is')
+    assert lines[at] == "model     acme/not-downloaded (not in use: semantic search is off)"
+    assert lines[at + 1].startswith('          the embedding model "acme/not-downloaded" is')
     assert '"gitmem model fetch"' in lines[at + 1]
 
 

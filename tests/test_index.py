@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, set_model
 from tinymodel import build_tiny_model
 
 from gitmem.api import Store
@@ -171,6 +171,7 @@ def test_filters_apply_before_ranking(searchable: Store) -> None:
 
 
 def test_without_a_model_recall_says_so_and_uses_keywords(store_path: Path) -> None:
+    set_model(store_path, "acme/not-downloaded")
     store = Store.open(store_path)
     fill(store)
     assert store.model_problem and "not on this machine" in store.model_problem
@@ -211,6 +212,7 @@ def test_two_processes_updating_at_once_both_succeed(
 
 
 def test_cli_recall_json_explain_and_batch(gm, store_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    set_model(store_path, "none")
     fill(Store.open(store_path))
     r = gm("recall", "friday deploy", "--json")
     assert r.code == 0, r.err
@@ -274,11 +276,7 @@ def test_compaction_keeps_answers_equal_to_a_rebuild(
 
 
 def test_a_model_named_in_config_is_used(store_path: Path, tiny_model_dir: Path) -> None:
-    config = store_path / "config.toml"
-    config.write_text(
-        config.read_text().replace('"minishlab/potion-base-8M"', f'"{tiny_model_dir}"')
-    )
-    git(store_path, "commit", "-qam", "use the tiny model")
+    set_model(store_path, str(tiny_model_dir))
     store = Store.open(store_path)
     fill(store)
     assert store.model_problem is None

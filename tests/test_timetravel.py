@@ -306,7 +306,8 @@ def test_diff_reports_added_superseded_forgotten_and_changed(
 
 
 def test_cli_and_api_agree(gm: Any, root: Path, story: dict[str, str]) -> None:
-    store = opened(root)
+    store = Store.open(root)  # the configured model, the built-in one, as the CLI's
+    assert store.model() is not None
     for when in ("2026-01-25", "2026-02-20", story["c"][:10], "2026-12-01"):
         out = gm("recall", "job queue database", "--as-of", when, "--json", "--now", "2026-11-30")
         api = store.recall("job queue database", as_of=when, now=NOW)

@@ -202,6 +202,9 @@ def status(report: dict[str, Any]) -> None:
     if report["model_problem"]:
         say(f"model     {report['model']} (not in use: semantic search is off)")
         say(f"          {report['model_problem']}")
+    elif report.get("model_notice"):
+        say(f"model     {report['model']} (not on this machine: the built-in model stands in)")
+        say(f"          {report['model_notice']}")
     else:
         say(f"model     {report['model']}")
     pending = report["pending"]

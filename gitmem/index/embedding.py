@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
 from gitmem.index import tokenizer as tokenizing
 from gitmem.index.modelfiles import (
+    BUILTIN,
     DTYPES,
     FIX,
     MAX_LENGTH,
@@ -33,6 +34,7 @@ from gitmem.index.modelfiles import (
     ModelInfo,
     ModelUnavailable,
     Tensor,
+    builtin_names,
     hub_cache,
     known_fingerprint,
     locate,
@@ -120,7 +122,10 @@ def load(spec: str, *, offline: bool = True, cache_dir: Path | None = None) -> E
 
 def _download(spec: str, *, offline: bool, cache_dir: Path | None) -> Path:
     where = cache_dir or hub_cache()
-    if Path(spec).is_dir():
+    if spec.startswith(BUILTIN):
+        shipped = ", ".join(builtin_names()) or "none"
+        why = f"gitmem ships no model of that name (it ships: {shipped})"
+    elif Path(spec).is_dir():
         why = "no config.json, model.safetensors and tokenizer.json there"
     elif not looks_like_hub_id(spec):
         why = "no such directory"

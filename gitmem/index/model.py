@@ -26,6 +26,9 @@ class ModelRef:
     def __init__(self, name: str, load: Callable[[], Embedder], folder: Path | None = None) -> None:
         self.name = name
         self.folder = folder  # where another process can load the same model from
+        # Said beside every recall when this is not the model the configuration names (the
+        # built-in one standing in for the former default): why, and how to get the named one.
+        self.notice = ""
         self._load = load
         self._model: Embedder | None = None
         self._query: QueryEncoder | None = None
@@ -74,15 +77,30 @@ class ModelRef:
 
 def configured_model(spec: str, root: Path, cache: Path | None = None) -> ModelRef | None:
     """The model a store's configuration names (`index.model`), found on disk but not loaded:
-    a folder relative to the store `root` or anywhere, or a hub id in the Hugging Face `cache`
-    (None: ~/.cache/huggingface/hub). None for "none"; ModelUnavailable, saying what to do, when
-    it is not on this machine. Both gitmem.api.Store.model and the fast recall path ask this."""
+    "builtin:NAME" (shipped with gitmem), a folder relative to the store `root` or anywhere, or
+    a hub id in the Hugging Face `cache` (None: ~/.cache/huggingface/hub). None for "none";
+    ModelUnavailable, saying what to do, when it is not on this machine. Both
+    gitmem.api.Store.model and the fast recall path ask this.
+
+    The former default, a hub model that `gitmem init` wrote into every store's config.toml
+    before gitmem shipped a model, stands for the built-in default while it is not in the
+    cache: the ModelRef's `notice` says so and how to fetch it."""
     from gitmem.index.modelfiles import ModelUnavailable, locate
+    from gitmem.store.config import DEFAULT_MODEL, FORMER_DEFAULT_MODEL
 
     if spec.strip().lower() == "none":
         return None
     local = root / spec
     folder = locate(str(local) if local.is_dir() else spec, cache)
+    if folder is None and spec == FORMER_DEFAULT_MODEL:
+        ref = configured_model(DEFAULT_MODEL, root, cache)
+        if ref is not None:
+            ref.notice = (
+                f'the embedding model "{spec}" is not on this machine: using the built-in '
+                f'"{DEFAULT_MODEL}"; run "gitmem model fetch" to use {spec}, or set '
+                f'index.model = "{DEFAULT_MODEL}" in config.toml'
+            )
+        return ref
     if folder is None:
         raise ModelUnavailable(
             f'the embedding model "{spec}" is not on this machine; download it once with '

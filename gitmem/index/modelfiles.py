@@ -23,6 +23,7 @@ from typing import NamedTuple
 from gitmem.errors import GitmemError
 
 __all__ = [
+    "BUILTIN",
     "DTYPES",
     "FIX",
     "MAX_LENGTH",
@@ -30,6 +31,8 @@ __all__ = [
     "ModelInfo",
     "ModelUnavailable",
     "Tensor",
+    "builtin_folder",
+    "builtin_names",
     "find_layout",
     "fingerprint",
     "hub_cache",
@@ -39,6 +42,10 @@ __all__ = [
     "mapped",
     "model_files",
 ]
+# The models shipped inside the package (package data, no network): "builtin:NAME" names
+# gitmem/models/NAME/ (docs/search.md, "The embedding model").
+BUILTIN = "builtin:"
+_BUILTIN_ROOT = Path(__file__).resolve().parents[1] / "models"
 FIX = (
     "download it once with network, or point model= in config.toml at a local directory, "
     'or run "gitmem model build --from DIR --out DIR"'
@@ -90,12 +97,15 @@ class Tensor(NamedTuple):
 
 
 def locate(spec: str, cache_dir: Path | None = None) -> Path | None:
-    """The local directory of the model that ``spec`` names, or None: ``spec`` itself when it
-    is a directory holding a model, else for a hub id ("org/name") its snapshot in the Hugging
-    Face cache (``cache_dir``, by default ~/.cache/huggingface/hub): the revision refs/main
-    names, or failing that the newest one holding a model. Looks only at the file system."""
+    """The local directory of the model that ``spec`` names, or None: for "builtin:NAME" the
+    model shipped with gitmem; ``spec`` itself when it is a directory holding a model; else
+    for a hub id ("org/name") its snapshot in the Hugging Face cache (``cache_dir``, by default
+    ~/.cache/huggingface/hub): the revision refs/main names, or failing that the newest one
+    holding a model. Looks only at the file system."""
     if spec.strip().lower() in ("", "none"):
         return None
+    if spec.startswith(BUILTIN):
+        return builtin_folder(spec)
     if find_layout(Path(spec)) is not None:
         return Path(spec).absolute()
     if not looks_like_hub_id(spec):
@@ -113,6 +123,25 @@ def locate(spec: str, cache_dir: Path | None = None) -> Path | None:
         return None
     newest = max(found, key=lambda p: (p.stat().st_mtime, p.name), default=None)
     return None if newest is None else newest.absolute()
+
+
+def builtin_folder(spec: str) -> Path | None:
+    """The folder of the model shipped with gitmem that ``spec`` ("builtin:NAME") names, or
+    None when gitmem ships no model of that name."""
+    name = spec.removeprefix(BUILTIN)
+    if not re.fullmatch(r"[\w][\w.-]*", name):
+        return None
+    folder = _BUILTIN_ROOT / name
+    return folder if find_layout(folder) is not None else None
+
+
+def builtin_names() -> list[str]:
+    """The specs of the models shipped with gitmem ("builtin:NAME"), sorted."""
+    try:
+        found = [p for p in _BUILTIN_ROOT.iterdir() if find_layout(p) is not None]
+    except OSError:
+        return []
+    return sorted(BUILTIN + p.name for p in found)
 
 
 def fingerprint(folder: Path) -> str:

@@ -69,6 +69,7 @@ def store_status(store: Store) -> dict[str, Any]:
         "index": _index_state(store, head),
         "model": store.config.model,
         "model_problem": store.model_problem,
+        "model_notice": _model_notice(store),
         "problems": [],
     }
     from gitmem.sync.state import sync_status  # a lower wing (9); reads two refs, one file
@@ -78,6 +79,12 @@ def store_status(store: Store) -> dict[str, Any]:
 
     report["capture"] = capture_status(store.cache_dir)
     return report
+
+
+def _model_notice(store: Store) -> str:
+    """Why the model in use is not the one config.toml names (the built-in stand-in)."""
+    model = store.model()
+    return "" if model is None else model.notice
 
 
 def _index_state(store: Store, head: str | None) -> dict[str, Any]:

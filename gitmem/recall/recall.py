@@ -110,6 +110,8 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
             '— "gitmem doctor" says how to enable it'
         )
         mode = "keyword"
+    elif mode != "keyword" and index.model is not None and index.model.notice:
+        notices.append(index.model.notice)  # a stand-in for the configured model
     index.ensure_current()
     notices.extend(index.notices)
     index.notices.clear()

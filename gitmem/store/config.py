@@ -27,7 +27,12 @@ __all__ = [
 
 STORE_FORMAT = 1
 CONFIG_NAME = "config.toml"
-DEFAULT_MODEL = "minishlab/potion-base-8M"
+# The static model shipped inside gitmem (gitmem/models/minilm-256/): semantic recall with no
+# download (docs/search.md, "The embedding model").
+DEFAULT_MODEL = "builtin:minilm-256"
+# What `gitmem init` wrote before gitmem shipped a model: a hub id, stands for DEFAULT_MODEL
+# while it is not downloaded (gitmem.index.model.configured_model).
+FORMER_DEFAULT_MODEL = "minishlab/potion-base-8M"
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,9 @@ def load_config(root: Path) -> Config:
         raise GitmemError(f"{path}: limits.max_body_bytes must be a positive whole number")
     model = index.get("model", DEFAULT_MODEL)
     if not isinstance(model, str):
-        raise GitmemError(f'{path}: index.model must be text (a hub id, a directory, or "none")')
+        raise GitmemError(
+            f'{path}: index.model must be text ("builtin:NAME", a hub id, a directory, or "none")'
+        )
     return Config(format=fmt, max_body_bytes=max_body, model=model)
 
 
