@@ -132,12 +132,22 @@ def list_all(t: Tour) -> None:
 
 def recall_memories(t: Tour) -> None:
     t.section("Recall: a short ranked list first; open what is needed with gitmem read")
-    # Without an embedding model on this machine, recall says so once and uses keywords.
+    # Hybrid: keywords and meaning (the embedding model built into gitmem: no download).
     out = t.gitmem("recall 'where do we cache API responses' --limit 3")
     if "use-duckdb" not in out.split("\n", 2)[0] + out:
         sys.exit("demo: recall did not find the current cache decision")
     t.gitmem("recall 'postgres ci' --explain --limit 2")
     t.gitmem("recall 'cache' --include-superseded --type decision")
+
+
+def recall_by_meaning(t: Tour) -> None:
+    t.section("Recall by meaning: a question that shares no word with the record it finds")
+    query = "exception handling convention"
+    t.gitmem(f"recall '{query}' --mode keyword")  # keywords alone: no match
+    out = t.gitmem(f"recall '{query}' --explain --limit 2")
+    first = out.split("\n", 2)[:2]
+    if "services-return-errors" not in first[0] or "keyword -" not in first[1]:
+        sys.exit("demo: recall did not find the error-handling pattern by meaning")
 
 
 def refuse_secret(t: Tour) -> None:
@@ -271,6 +281,7 @@ STEPS = [
     history_of_old,
     list_all,
     recall_memories,
+    recall_by_meaning,
     time_travel,
     refuse_secret,
     git_log,
