@@ -2,13 +2,15 @@
 5 exact and 4 paraphrased duplicate pairs, 3 contradictions, 3 stale records, 20 clean ones),
 the issue-22 figure (>= 90% of planted duplicates found, <= 10% of proposals wrong).
 
-    .venv/bin/python benchmarks/sleep_truth.py [--runs 10] [--model none|tiny] [--json out.json]
+    .venv/bin/python benchmarks/sleep_truth.py [--runs 10] [--model none|tiny|builtin] \
+        [--json out.json]
 
 Each run plants the fixture in a fresh store (record ids differ run to run: they end in random
 characters, and the join orders ties by id) and runs `gitmem sleep --dry-run --json` as a
 process. Reported: planted duplicate pairs found, the share of proposals that are wrong (a link
-proposal counts as wrong, so `--model tiny` shows what its weak vectors add), and the clean
-records some proposal named. The same scoring as tests/test_consolidate.py.
+proposal counts as wrong, so `--model tiny` shows what its weak vectors add; `builtin` is the
+product's default model), and the clean records some proposal named. The same scoring as
+tests/test_consolidate.py.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _common import machine, write_json
 from sleepfixture import plant, score
 
+from gitmem.store.config import DEFAULT_MODEL
 from gitmem.store.store import Store
 
 
-def one_run(work: Path, model: Path | None) -> dict[str, Any]:
+def one_run(work: Path, model: str) -> dict[str, Any]:
     root = work / "store"
     shutil.rmtree(root, ignore_errors=True)
     Store.init(root)
-    if model is not None:
+    if model != DEFAULT_MODEL:  # what `gitmem init` writes
         config = root / "config.toml"
         text = config.read_text()
         start = text.index('model = "')
@@ -61,16 +64,15 @@ def one_run(work: Path, model: Path | None) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--model", choices=("none", "tiny"), default="none")
+    parser.add_argument("--model", choices=("none", "tiny", "builtin"), default="none")
     parser.add_argument("--json")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gitmem-bench-sleep-truth-"))
-    model = None
+    model = {"none": "none", "builtin": DEFAULT_MODEL}.get(args.model, str(work / "tiny"))
     if args.model == "tiny":
         from tinymodel import build_tiny_model
 
-        model = work / "tiny"
-        build_tiny_model(model)
+        build_tiny_model(work / "tiny")
     runs = [one_run(work, model) for _ in range(args.runs)]
     found = sum(r["duplicates_found"] for r in runs)
     planted = sum(r["duplicates_planted"] for r in runs)
