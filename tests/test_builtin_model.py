@@ -163,3 +163,26 @@ def test_the_shipped_model_fits_the_wheel_and_carries_its_license() -> None:
     globs = setup["package-data"]["gitmem"]
     for name in files:
         assert any(fnmatch.fnmatch(f"models/minilm-256/{name}", g) for g in globs), name
+
+
+class _Distilled:
+    """What model2vec's save_pretrained leaves: a config naming the source folder's path."""
+
+    dim = 4
+
+    def save_pretrained(self, path: Path, model_name: str) -> None:
+        config = {"model_type": "model2vec", "tokenizer_name": "/home/builder/teacher/model"}
+        (path / "config.json").write_text(json.dumps(config))
+        (path / "model.safetensors").write_bytes(b"matrix")
+        (path / "tokenizer.json").write_text("{}")
+
+
+def test_a_saved_model_names_its_teacher_not_the_build_machine(tmp_path: Path) -> None:
+    from gitmem.index.modelbuild import save
+
+    info = save(_Distilled(), tmp_path / "named", name="named", teacher="org/teacher")
+    config = json.loads((Path(info.path) / "config.json").read_text())
+    assert config == {"model_type": "model2vec", "tokenizer_name": "org/teacher"}
+    save(_Distilled(), tmp_path / "as-is", name="as-is")  # no teacher: left as written
+    kept = json.loads((tmp_path / "as-is" / "config.json").read_text())
+    assert kept["tokenizer_name"] == "/home/builder/teacher/model"

@@ -851,6 +851,8 @@ def test_distill_a_tiny_transformer_offline(
         modelbuild.distill(tmp_path, tmp_path / "nowhere")
     info = modelbuild.distill(source, tmp_path / "distilled", dims=16)
     assert info.dim == 16
+    config = json.loads((Path(info.path) / "config.json").read_text())
+    assert config["tokenizer_name"] == "bert"  # the source folder's name, not its path
     model = load(info.path)
     assert model is not None
     assert model.encode(["fix the bug"]).shape == (1, 16)
