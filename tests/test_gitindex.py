@@ -203,3 +203,33 @@ def test_a_crash_before_the_index_is_written_loses_nothing(store_path: Path) -> 
     assert_clean(store_path)
     assert {r.title for r in store.records()} >= {"One", "Crashed", "Next"}
     assert not any(name.startswith("sharedindex") for name in os.listdir(store_path))
+
+
+@settings(max_examples=5, deadline=None)
+@given(
+    names=st.sets(st.from_regex(r"[a-z]{1,3}(/[a-z0-9.-]{1,12}){0,3}", fullmatch=True), min_size=1),
+    seed=st.integers(0, 2**32),
+)
+def test_the_shared_index_is_searched_and_spliced_as_git_reads_it(
+    tmp_path_factory: pytest.TempPathFactory, names: set[str], seed: int
+) -> None:
+    """Hundreds of entries, so that the search bisects: every path and some absent ones are
+    found as `git ls-files -s` says, and folds that remove and add entries agree with git."""
+    import random
+
+    rng = random.Random(seed)
+    root = tmp_path_factory.mktemp("big")
+    git(root, "init", "-q")
+    paths = sorted({f"{n}/{i:03d}-{rng.randrange(10**6)}.md" for n in names for i in range(60)})
+    paths = [p for p in paths if not any(q.startswith(p + "/") for q in paths)]
+    gitmem_writes(root, {p: p.encode() for p in paths})  # folds: one shared index
+    assert_agree(root)
+    gone = rng.sample(paths, min(len(paths), 5))
+    gitmem_writes(root, {p: None for p in gone})  # removes shared paths: a spliced fold
+    assert_agree(root)
+    gitmem_writes(root, {f"zz/{seed}.md": b"new", gone[0]: b"back"})
+    git(root, "update-index", "--split-index")  # git's bitmaps, read and folded
+    gitmem_writes(root, {paths[-1]: b"changed"})
+    assert_agree(root)
+    for missing in ("a", "zzz/none.md", paths[0] + "x", paths[-1][:-1]):
+        assert gitindex.staged_id(root / ".git", missing) is None

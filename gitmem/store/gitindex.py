@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import GitmemError
+from gitmem.store import sharedindex
 
 __all__ = ["FOLD_AT", "Entry", "IndexFile", "entry_for", "merged", "read", "stage", "staged_id"]
 
@@ -206,12 +207,33 @@ def _staged(
             )
         if fits and shared_ok:
             return _encode(_sorted(kept, added), base + _NO_BITMAPS), None
+    if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
+        spliced = _spliced(git_dir, current, updates)
+        if spliced is not None:
+            return _encode([], spliced[-20:] + _NO_BITMAPS), spliced
     everything = [e for e in merged(git_dir, current) if e.path not in updates]
     everything = _sorted(everything, [e for e in updates.values() if e is not None])
     if not split:
         return _encode(everything, None), None
     shared = _encode(everything, None)
     return _encode([], shared[-20:] + _NO_BITMAPS), shared
+
+
+def _spliced(
+    git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
+) -> bytes | None:
+    """The shared index with the split part and `updates` folded in, its unchanged entries
+    copied as bytes (gitmem.store.sharedindex); None if it is not of a form that allows it."""
+    if any(e.stage for e in current.entries):
+        return None
+    data = _shared_bytes(git_dir, current)
+    if data is None or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        return None  # parsed whole, which names the damage
+    changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
+    changes.update({p: None if e is None else _bytes(e) for p, e in updates.items()})
+    return sharedindex.splice(data, changes)
 
 
 def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
@@ -231,15 +253,20 @@ def _encode(entries: list[Entry], link: bytes | None) -> bytes:
     that link extension, with its SHA-1 trailer."""
     version = 3 if any(len(e.fixed) > _FIXED for e in entries) else 2
     parts = [_HEADER.pack(b"DIRC", version, len(entries))]
-    for e in entries:
-        flags = (int.from_bytes(e.fixed[60:62], "big") & ~_NAME) | min(len(e.path), _NAME)
-        head = e.fixed[:60] + flags.to_bytes(2, "big") + e.fixed[62:]
-        size = len(head) + len(e.path)
-        parts += (head, e.path, bytes(8 - size % 8))
+    parts += (_bytes(e) for e in entries)
     if link is not None:
         parts += (b"link", len(link).to_bytes(4, "big"), link)
     body = b"".join(parts)
     return body + hashlib.sha1(body).digest()
+
+
+def _bytes(entry: Entry) -> bytes:
+    """An entry as git lays it out in versions 2 and 3: the path's length in the flags, the
+    path, then NUL bytes up to a multiple of 8."""
+    flags = (int.from_bytes(entry.fixed[60:62]) & ~_NAME) | min(len(entry.path), _NAME)
+    head = entry.fixed[:60] + flags.to_bytes(2, "big") + entry.fixed[62:]
+    size = len(head) + len(entry.path)
+    return head + entry.path + bytes(8 - size % 8)
 
 
 def _write_shared(git_dir: Path, data: bytes) -> None:
@@ -283,41 +310,36 @@ def _lock(lock: Path) -> int:
 
 
 def _shared(git_dir: Path, index: IndexFile) -> IndexFile | None:
+    data = _shared_bytes(git_dir, index)
+    name = f"sharedindex.{(index.base or _NULL).hex()}"
+    return None if data is None else _parse(data, git_dir / name)
+
+
+def _shared_bytes(git_dir: Path, index: IndexFile) -> bytes | None:
+    """The shared index the link names (None: it names none)."""
     base = index.base
     if base is None or base == _NULL:
         return None
     path = git_dir / f"sharedindex.{base.hex()}"
-    shared = read(path)
-    if shared is None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
         raise IndexUnreadable(
             f"the git index names {path}, which is missing; rebuild the index from the last "
             'commit with "git read-tree HEAD" (the files are left as they are), then try again'
-        )
-    return shared
+        ) from None
 
 
 def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
-    """The shared index's entry for `name`, found by searching its bytes for the path where
-    an entry's path can start (entries are 8-byte aligned from offset 12), without parsing
-    the other entries; version 4 (compressed paths) is parsed whole."""
+    """The shared index's entry for `name`, found without reading the others (version 4,
+    whose paths are compressed, is parsed whole)."""
     path = git_dir / f"sharedindex.{(index.base or _NULL).hex()}"
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[4:8] == (4).to_bytes(4, "big"):
             found = [e for e in _parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
-        needle = name + b"\0"
-        at = data.find(needle, 12)
-        while at >= 0:
-            for fixed in (_FIXED, _FIXED + 2):
-                start = at - fixed
-                if start < 12 or (start - 12) % 8:
-                    continue
-                flags = int.from_bytes(data[start + 60 : start + 62])
-                extended = bool(flags & _EXTENDED)
-                if (flags & _NAME) == min(len(name), _NAME) and extended == (fixed > _FIXED):
-                    return Entry(name, bytes(data[start:at]))
-            at = data.find(needle, at + 1)
-    return None
+        fixed = sharedindex.find(data, name)
+    return None if fixed is None else Entry(name, fixed)
 
 
 def _parse(data: bytes, path: Path) -> IndexFile:
