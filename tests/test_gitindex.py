@@ -16,6 +16,7 @@ from conftest import assert_clean, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.errors import GitmemError
 from gitmem.store import gitindex
 from gitmem.store.store import Store
 
@@ -126,7 +127,7 @@ def test_git_busy_with_the_index_is_waited_for_then_named(tmp_path: Path) -> Non
     gitmem_writes(tmp_path, {"a.md": b"x"})
     before = (tmp_path / ".git" / "index").read_bytes()
     (tmp_path / ".git" / "index.lock").write_bytes(b"")
-    with pytest.raises(gitindex.GitmemError, match="git is busy"):
+    with pytest.raises(GitmemError, match="git is busy"):
         gitmem_writes(tmp_path, {"a.md": b"y"})
     assert (tmp_path / ".git" / "index.lock").exists()  # not ours to remove
     assert (tmp_path / ".git" / "index").read_bytes() == before
@@ -183,6 +184,7 @@ def test_uncommitted_edits_are_found_in_a_split_index(store_path: Path) -> None:
 CRASH = """
 import os, sys
 from pathlib import Path
+from gitmem.errors import GitmemError
 from gitmem.store import gitindex
 from gitmem.store.store import Store
 def die(*args, **kwargs):
