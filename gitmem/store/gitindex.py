@@ -142,10 +142,16 @@ def merged(git_dir: Path, index: IndexFile | None) -> list[Entry]:
 
 def staged_id(git_dir: Path, path: str) -> bytes | None:
     """The object id the index stages for `path` (stage 0), or None."""
-    index = read(git_dir / "index")
     name = path.encode()
-    if index is None:
+    try:
+        raw = (git_dir / "index").read_bytes()
+    except FileNotFoundError:
         return None
+    starts = sharedindex.plain(raw)
+    if starts is not None:
+        fixed = sharedindex.find(raw, name, starts[-1])
+        return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
+    index = _parse(raw, git_dir / "index")
     if index.link is None or not any(index.bitmaps()):
         for entry in reversed(index.entries):  # the split part overrides the shared one
             if entry.path == name:
@@ -168,8 +174,7 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
     fd = _lock(lock)
     try:
         try:
-            current = read(index_path)
-            data, shared = _staged(git_dir, current, changes, split)
+            data, shared = _restaged(git_dir, changes, split)
             if shared is not None:
                 _write_shared(git_dir, shared)
             view = memoryview(data)
@@ -186,6 +191,24 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
 
 
 # --- building an index file -----------------------------------------------------------------
+
+
+def _restaged(
+    git_dir: Path, changes: Mapping[str, Entry | None], split: bool
+) -> tuple[bytes, bytes | None]:
+    """The new index file and the new shared index, if any. A plain index (an existing
+    store's, or with core.splitIndex=false) is spliced as bytes, not parsed."""
+    path = git_dir / "index"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _staged(git_dir, None, changes, split)
+    starts = sharedindex.plain(raw)
+    if starts is None:
+        return _staged(git_dir, _parse(raw, path), changes, split)
+    spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
+    whole = sharedindex.splice(raw, spliced, starts)
+    return (_encode([], whole[-20:] + _NO_BITMAPS), whole) if split else (whole, None)
 
 
 def _staged(

@@ -19,7 +19,7 @@ import mmap
 import struct
 from collections.abc import Mapping
 
-__all__ = ["find", "splice"]
+__all__ = ["find", "plain", "splice"]
 
 Data = bytes | mmap.mmap  # an index file read, or mapped
 _FIXED = 62
@@ -67,10 +67,10 @@ def _start_from(data: Data, at: int, end: int) -> int | None:
     return None
 
 
-def find(data: Data, name: bytes) -> bytes | None:
+def find(data: Data, name: bytes, end: int | None = None) -> bytes | None:
     """The fixed part of `name`'s first entry (lowest stage) in an index file of version 2
-    or 3 without extensions, or None."""
-    end = len(data) - 20
+    or 3 whose entries end at `end` (without extensions: before the checksum), or None."""
+    end = len(data) - 20 if end is None else end
     low, high = 12, end  # low: a known entry start at or before the entry sought
     while high - low > _WALK:
         middle = _start_from(data, (low + high) // 2, high)
@@ -95,13 +95,12 @@ def find(data: Data, name: bytes) -> bytes | None:
     return None
 
 
-def splice(data: bytes, changes: Mapping[bytes, bytes | None]) -> bytes:
-    """The index file `data` (version 2 or 3, its extensions dropped) with each changed path's
-    entries (all stages) replaced by the given encoded entry, or removed (None)."""
-    _signature, version, count = struct.unpack_from(">4sII", data)
+def _starts(data: bytes) -> list[int]:
+    """Where each entry starts, and where the entries end: one walk from the first entry."""
+    count = int.from_bytes(data[8:12])
     starts: list[int] = []
     at = 12
-    for _ in range(count):  # the boundaries, exactly: one walk from the first entry
+    for _ in range(count):
         starts.append(at)
         flags = data[at + 60] << 8 | data[at + 61]
         fixed = _FIXED + 2 if flags & _EXTENDED else _FIXED
@@ -110,6 +109,37 @@ def splice(data: bytes, changes: Mapping[bytes, bytes | None]) -> bytes:
             length = data.index(b"\0", at + fixed) - at - fixed
         at += (fixed + length + 8) & ~7
     starts.append(at)
+    return starts
+
+
+def plain(data: bytes) -> list[int] | None:
+    """The entries' starts (`_starts`) if `data` is a whole, plain index file of version 2 or
+    3 (its checksum right; no `link` nor any other extension git requires); None if not."""
+    if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        return None
+    try:
+        starts = _starts(data)
+    except (IndexError, ValueError):
+        return None
+    at = starts[-1]
+    while at + 8 <= len(data) - 20:
+        if not b"A" <= data[at : at + 1] <= b"Z":  # link, sdir: not a plain index
+            return None
+        at += 8 + int.from_bytes(data[at + 4 : at + 8])
+    return starts
+
+
+def splice(
+    data: bytes, changes: Mapping[bytes, bytes | None], starts: list[int] | None = None
+) -> bytes:
+    """The index file `data` (version 2 or 3, its extensions dropped) with each changed path's
+    entries (all stages) replaced by the given encoded entry, or removed (None). `starts`:
+    `_starts(data)`, if known."""
+    version = int.from_bytes(data[4:8])
+    count = int.from_bytes(data[8:12])
+    starts = _starts(data) if starts is None else starts
 
     def name_at(i: int) -> bytes:
         flags = data[starts[i] + 60] << 8 | data[starts[i] + 61]
