@@ -153,8 +153,10 @@ def test_a_commit_that_cannot_be_taken_back(tmp_path: Path) -> None:
 
 
 def store_with_a_big_git_index(tmp_path: Path) -> Path:
-    """A store whose git index lists 800 more files, so rewriting it is a big write."""
+    """A store whose git index lists 800 more files, so rewriting it is a big write: a plain
+    index, rewritten whole on every write, as `core.splitIndex=false` asks."""
     store = new_store(tmp_path)
+    git(store, "config", "core.splitIndex", "false")
     notes = store / "notes"
     notes.mkdir()
     for number in range(800):
@@ -171,6 +173,32 @@ def test_the_git_index_full(tmp_path: Path) -> None:
     assert size > 40_000
     command = ["record", "fact", "A small fact.", "--title", "Small", "--store", str(store)]
     refused_then_done(store, command, size // 2, "/.git/index")
+
+
+def test_the_shared_git_index_full(tmp_path: Path) -> None:
+    """Forgetting a record of the shared index folds the split index into a new shared index
+    (gitmem.store.gitindex writes no delete bitmap), which the limit refuses: nothing is
+    changed, and without the limit it is done."""
+    store = new_store(tmp_path)
+    made = gitmem("record", "fact", "Soon gone.", "--title", "Gone", "--store", str(store))
+    assert made.code == 0, made
+    (path,) = records(store)
+    notes = store / "notes"
+    notes.mkdir()
+    for number in range(800):
+        (notes / f"note-number-{number:04d}.txt").write_text(str(number))
+    git(store, "add", "notes")  # git writes a new shared index, with the record in it
+    git(store, "commit", "-q", "-m", "notes")
+    shared = max((store / ".git").glob("sharedindex.*"), key=lambda p: p.stat().st_size)
+    assert shared.stat().st_size > 40_000 > (store / ".git/index").stat().st_size
+    command = ["forget", Path(path).stem, "--reason", "wrong", "--store", str(store)]
+    before = snapshot(store)
+    limit = shared.stat().st_size // 2
+    assert_refused(gitmem(*command, limit=limit), "File too large", "/.git/sharedindex.")
+    assert snapshot(store) == before
+    assert gitmem(*command).code == 0
+    assert_clean(store)
+    assert records(store) == []
 
 
 def test_forget_with_the_git_index_full(tmp_path: Path) -> None:

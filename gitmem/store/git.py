@@ -30,6 +30,7 @@ import pygit2
 
 from gitmem.atomic import TEMP_PREFIX, replace_file
 from gitmem.errors import GitmemError, environment_error
+from gitmem.store import gitindex
 from gitmem.store.gitread import GitReader, Identity
 from gitmem.store.worktree import refuse_linked
 
@@ -122,7 +123,6 @@ class GitRepo(GitReader):
         and the write's journal has the next writer bring the work tree up to it
         (Store._recover), as after a crash."""
         try:
-            self._repo.index.read(True)  # drops what this write staged: the file was not written
             for path in paths:
                 old = None if parent is None else self.blob_at(parent, path)
                 target = self.root / path
@@ -251,23 +251,25 @@ class GitRepo(GitReader):
         self._sync_worktree({path: self.blob_at(commit_id, path) for path in paths})
 
     def _sync_worktree(self, files: Mapping[str, bytes | None]) -> None:
-        """Write (or delete) these files in the work tree and stage them in the git index."""
-        index = self._repo.index
-        index.read(False)
+        """Write (or delete) these files in the work tree and stage them in the git index:
+        each written file's entry has the stat data it was written with (gitmem.store.gitindex
+        writes the index, in git's split form unless core.splitIndex is false)."""
+        entries: dict[str, gitindex.Entry | None] = {}
         for path, data in files.items():
             target = self.root / path
             if data is None:
                 if target.is_symlink() or target.exists():  # a link may point nowhere
                     target.unlink()
                     _prune_empty_dirs(target.parent, self.root)
-                if path in index:
-                    index.remove(path)
+                entries[path] = None
             else:
                 _atomic_write(target, data)
-                index.add(path)
+                entries[path] = gitindex.entry_for(path, pygit2.hash(data).raw, target.lstat())
         index_file = self.git_dir / "index"
+        config = self._repo.config
+        split = "core.splitIndex" not in config or config.get_bool("core.splitIndex")
         with self._writing(lambda: [(index_file, _size(index_file) + 4096)]):
-            index.write()
+            gitindex.stage(self.git_dir, entries, split=split)
 
     # --- writes the machine refuses -----------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Self
 import pygit2
 
 from gitmem.errors import StoreMissing
+from gitmem.store import gitindex, gitstatus
 
 __all__ = ["Change", "Commit", "GitReader", "Identity", "PathStatus"]
 
@@ -299,22 +300,9 @@ class GitReader:
             yield self.commit(str(c.id))
 
     def status(self, prefix: str = "") -> list[PathStatus]:
-        """Uncommitted changes in the work tree or the git index, under `prefix`."""
-        flags = pygit2.enums.FileStatus
-        out: list[PathStatus] = []
-        for path, flag in sorted(self._repo.status().items()):
-            if prefix and not path.startswith(prefix):
-                continue
-            if flag & (flags.WT_NEW | flags.INDEX_NEW):
-                state = "added"
-            elif flag & (flags.WT_DELETED | flags.INDEX_DELETED):
-                state = "deleted"
-            elif flag & (flags.WT_MODIFIED | flags.INDEX_MODIFIED | flags.WT_RENAMED):
-                state = "modified"
-            else:
-                continue
-            out.append(PathStatus(path, state))
-        return out
+        """Uncommitted changes in the work tree or the git index, under `prefix`: git's own
+        word (libgit2 cannot read the split index gitmem keeps, gitmem.store.gitindex)."""
+        return [PathStatus(path, state) for path, state in gitstatus.status(self.root, prefix)]
 
     def is_dirty(self, path: str) -> bool:
         """Whether one path differs in the work tree or the git index from HEAD.
@@ -332,10 +320,8 @@ class GitReader:
             on_disk = None
         if on_disk != committed:
             return True
-        index = self._repo.index
-        index.read(False)
-        staged = str(index[path].id) if path in index else None
-        return staged != committed
+        staged = gitindex.staged_id(self.git_dir, path)
+        return (None if staged is None else staged.hex()) != committed
 
     # --- the history graph (sync) -------------------------------------------------------------
 

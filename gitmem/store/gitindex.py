@@ -1,0 +1,438 @@
+"""The git index (.git/index), kept by gitmem in git's split form so that a write stages its
+few paths without rewriting an entry for every file in the store.
+
+A plain index holds one entry per tracked file (its stat data and object id), and libgit2 can
+only write it whole: ~10 MB and ~70 ms at 100k records, on every write. Git's split index
+(`git update-index --split-index`, Documentation/gitformat-index) keeps most entries in an
+immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/index`, whose
+`link` extension names the shared file. gitmem writes that form itself:
+
+- a write (`stage`) reads the small index, puts its paths' new entries in it and writes it
+  back: its cost follows the number of entries changed since the last fold, not the store;
+- the split part is folded into a new shared index when it passes FOLD_AT entries, when a
+  path of the shared index is removed (the delete bitmap is not written here), when git left
+  bitmaps of its own, and when the index is still plain (an existing store: migrated
+  silently, once);
+- with `core.splitIndex=false` (a user's way back, with `git update-index --no-split-index`)
+  every write is a plain, whole index, as before.
+
+Git reads the form natively; libgit2 cannot ("unsupported mandatory extension"), so no pygit2
+code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Everything is
+under git's `index.lock`. Entries are written with the stat data of the file just written,
+so `git status` finds them clean without reading the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import struct
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import GitmemError
+from gitmem.store import sharedindex
+
+__all__ = ["FOLD_AT", "Entry", "IndexFile", "entry_for", "merged", "read", "stage", "staged_id"]
+
+FOLD_AT = 1000  # entries the split part may hold before a write folds them into a new shared file
+LOCK_WAIT = 2.0  # seconds a write waits for a git command's index.lock before it gives up
+
+_HEADER = struct.Struct(">4sII")
+_STAT = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
+_FIXED = 62  # the stat data (40 bytes), the object id (20) and the flags (2)
+_EXTENDED = 0x4000
+_NAME = 0xFFF
+_NULL = bytes(20)
+_U32 = 0xFFFFFFFF
+_FILE_MODE = 0o100644  # what gitmem's trees say of every file it writes
+# The link extension's delete and replace bitmaps, both empty: git reads them unconditionally
+# once a shared index is named (a link without them makes git 2.39 crash).
+_NO_BITMAPS = struct.pack(">IIQI", 0, 1, 0, 0) * 2
+
+
+class IndexUnreadable(GitmemError):
+    """The git index is in a form or a state this module does not read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One index entry: its path and its fixed part (the stat data, the object id, the flags
+    and, if the extended bit is set, the extended flags), as git writes them."""
+
+    path: bytes
+    fixed: bytes
+
+    @property
+    def oid(self) -> bytes:
+        return self.fixed[40:60]
+
+    @property
+    def stage(self) -> int:
+        return (self.fixed[60] >> 4) & 3
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFile:
+    """A parsed index file: its entries in file order and its `link` extension, if split."""
+
+    version: int
+    entries: list[Entry]
+    link: bytes | None
+
+    @property
+    def base(self) -> bytes | None:
+        return None if self.link is None else self.link[:20]
+
+    def bitmaps(self) -> tuple[list[int], list[int]]:
+        """The delete and the replace bitmap of the link extension, as positions."""
+        if self.link is None or len(self.link) == 20:
+            return [], []
+        deleted, at = _ewah(self.link, 20)
+        replaced, _ = _ewah(self.link, at)
+        return deleted, replaced
+
+
+def entry_for(path: str, oid: bytes, st: os.stat_result) -> Entry:
+    """The entry git would write for a file of these stat data holding object `oid`."""
+    name = path.encode()
+    stat = _STAT.pack(
+        (st.st_ctime_ns // 1_000_000_000) & _U32,
+        st.st_ctime_ns % 1_000_000_000,
+        (st.st_mtime_ns // 1_000_000_000) & _U32,
+        st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & _U32,
+        st.st_ino & _U32,
+        _FILE_MODE,
+        st.st_uid & _U32,
+        st.st_gid & _U32,
+        st.st_size & _U32,
+    )
+    return Entry(name, stat + oid + min(len(name), _NAME).to_bytes(2, "big"))
+
+
+def read(path: Path) -> IndexFile | None:
+    """The index file at `path`, or None if there is none."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return _parse(data, path)
+
+
+def merged(git_dir: Path, index: IndexFile | None) -> list[Entry]:
+    """Every entry the index says, its shared part and its split part put together, sorted."""
+    if index is None:
+        return []
+    if index.link is None:
+        return index.entries
+    base = _shared(git_dir, index)
+    entries = [] if base is None else list(base.entries)
+    deleted, replaced = index.bitmaps()
+    for n, pos in enumerate(replaced):  # the split part's first entries, in order
+        new = index.entries[n]
+        entries[pos] = Entry(new.path or entries[pos].path, new.fixed)
+    gone = set(deleted)
+    entries = [e for i, e in enumerate(entries) if i not in gone]
+    return _sorted(entries, index.entries[len(replaced) :])
+
+
+def staged_id(git_dir: Path, path: str) -> bytes | None:
+    """The object id the index stages for `path` (stage 0), or None."""
+    name = path.encode()
+    try:
+        raw = (git_dir / "index").read_bytes()
+    except FileNotFoundError:
+        return None
+    starts = sharedindex.plain(raw)
+    if starts is not None:
+        fixed = sharedindex.find(raw, name, starts[-1])
+        return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
+    index = _parse(raw, git_dir / "index")
+    if index.link is None or not any(index.bitmaps()):
+        for entry in reversed(index.entries):  # the split part overrides the shared one
+            if entry.path == name:
+                return entry.oid if entry.stage == 0 else None
+        if index.base is None or index.base == _NULL:
+            return None
+        found = _find_shared(git_dir, index, name)
+        return None if found is None or found.stage else found.oid
+    for entry in merged(git_dir, index):
+        if entry.path == name and entry.stage == 0:
+            return entry.oid
+    return None
+
+
+def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = True) -> None:
+    """Make the index say each path's new entry (None: the path is no longer tracked), under
+    git's index.lock; in the split form unless `split` is False."""
+    index_path = git_dir / "index"
+    lock = git_dir / "index.lock"
+    fd = _lock(lock)
+    try:
+        try:
+            data, shared = _restaged(git_dir, changes, split)
+            if shared is not None:
+                _write_shared(git_dir, shared)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(lock, index_path)
+    except BaseException as exc:
+        lock.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
+        raise
+
+
+# --- building an index file -----------------------------------------------------------------
+
+
+def _restaged(
+    git_dir: Path, changes: Mapping[str, Entry | None], split: bool
+) -> tuple[bytes, bytes | None]:
+    """The new index file and the new shared index, if any. A plain index (an existing
+    store's, or with core.splitIndex=false) is spliced as bytes, not parsed."""
+    path = git_dir / "index"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _staged(git_dir, None, changes, split)
+    starts = sharedindex.plain(raw)
+    if starts is None:
+        return _staged(git_dir, _parse(raw, path), changes, split)
+    spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
+    whole = sharedindex.splice(raw, spliced, starts)
+    return (_encode([], whole[-20:] + _NO_BITMAPS), whole) if split else (whole, None)
+
+
+def _staged(
+    git_dir: Path, current: IndexFile | None, changes: Mapping[str, Entry | None], split: bool
+) -> tuple[bytes, bytes | None]:
+    """The new index file, and the new shared index if this write folds."""
+    updates = {path.encode(): entry for path, entry in changes.items()}
+    base = None if current is None else current.base
+    if split and current is not None and base is not None and not any(current.bitmaps()):
+        kept = [e for e in current.entries if e.path not in updates]
+        added = [e for e in updates.values() if e is not None]
+        removed = [p for p, e in updates.items() if e is None]
+        fits = len(kept) + len(added) <= FOLD_AT
+        if base == _NULL:
+            shared_ok = True
+        else:
+            shared_ok = (git_dir / f"sharedindex.{base.hex()}").exists() and not any(
+                _find_shared(git_dir, current, p) for p in removed
+            )
+        if fits and shared_ok:
+            return _encode(_sorted(kept, added), base + _NO_BITMAPS), None
+    if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
+        spliced = _spliced(git_dir, current, updates)
+        if spliced is not None:
+            return _encode([], spliced[-20:] + _NO_BITMAPS), spliced
+    everything = [e for e in merged(git_dir, current) if e.path not in updates]
+    everything = _sorted(everything, [e for e in updates.values() if e is not None])
+    if not split:
+        return _encode(everything, None), None
+    shared = _encode(everything, None)
+    return _encode([], shared[-20:] + _NO_BITMAPS), shared
+
+
+def _spliced(
+    git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
+) -> bytes | None:
+    """The shared index with the split part and `updates` folded in, its unchanged entries
+    copied as bytes (gitmem.store.sharedindex); None if it is not of a form that allows it."""
+    if any(e.stage for e in current.entries):
+        return None
+    data = _shared_bytes(git_dir, current)
+    if data is None or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        return None  # parsed whole, which names the damage
+    changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
+    changes.update({p: None if e is None else _bytes(e) for p, e in updates.items()})
+    return sharedindex.splice(data, changes)
+
+
+def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
+    """`entries` with `added` put in, each replacing its path's entry at its stage (a merged
+    entry replaces all stages of its path, as git's add_index_entry does), in git's order."""
+    by_key = {(e.path, e.stage): e for e in entries}
+    for entry in added:
+        if entry.stage == 0:
+            for other in (1, 2, 3):
+                by_key.pop((entry.path, other), None)
+        by_key[(entry.path, entry.stage)] = entry
+    return [by_key[key] for key in sorted(by_key)]
+
+
+def _encode(entries: list[Entry], link: bytes | None) -> bytes:
+    """An index file (version 2, or 3 if an entry has extended flags) of these entries and
+    that link extension, with its SHA-1 trailer."""
+    version = 3 if any(len(e.fixed) > _FIXED for e in entries) else 2
+    parts = [_HEADER.pack(b"DIRC", version, len(entries))]
+    parts += (_bytes(e) for e in entries)
+    if link is not None:
+        parts += (b"link", len(link).to_bytes(4, "big"), link)
+    body = b"".join(parts)
+    return body + hashlib.sha1(body).digest()
+
+
+def _bytes(entry: Entry) -> bytes:
+    """An entry as git lays it out in versions 2 and 3: the path's length in the flags, the
+    path, then NUL bytes up to a multiple of 8."""
+    flags = (int.from_bytes(entry.fixed[60:62]) & ~_NAME) | min(len(entry.path), _NAME)
+    head = entry.fixed[:60] + flags.to_bytes(2, "big") + entry.fixed[62:]
+    size = len(head) + len(entry.path)
+    return head + entry.path + bytes(8 - size % 8)
+
+
+def _write_shared(git_dir: Path, data: bytes) -> None:
+    """Write a shared index (named for its own trailer, so never changed once written) and
+    remove the older ones no git command can still be reading."""
+    name = f"sharedindex.{data[-20:].hex()}"
+    target = git_dir / name
+    if not target.exists():
+        tmp = git_dir / f"{name}.tmp-{os.getpid()}"
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
+            raise
+    old = time.time() - 300
+    for other in git_dir.glob("sharedindex.*"):
+        try:
+            if other.name != name and other.stat().st_mtime < old:
+                other.unlink()
+        except OSError:
+            continue
+
+
+def _lock(lock: Path) -> int:
+    """git's index.lock, taken as git takes it; a git command's is waited for a while."""
+    for _ in range(int(LOCK_WAIT / 0.01)):
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            time.sleep(0.01)
+    raise GitmemError(
+        f"git is busy in this store ({lock} exists); if no git command is running there, "
+        "remove that file and try again"
+    )
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _shared(git_dir: Path, index: IndexFile) -> IndexFile | None:
+    data = _shared_bytes(git_dir, index)
+    name = f"sharedindex.{(index.base or _NULL).hex()}"
+    return None if data is None else _parse(data, git_dir / name)
+
+
+def _shared_bytes(git_dir: Path, index: IndexFile) -> bytes | None:
+    """The shared index the link names (None: it names none)."""
+    base = index.base
+    if base is None or base == _NULL:
+        return None
+    path = git_dir / f"sharedindex.{base.hex()}"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise IndexUnreadable(
+            f"the git index names {path}, which is missing; rebuild the index from the last "
+            'commit with "git read-tree HEAD" (the files are left as they are), then try again'
+        ) from None
+
+
+def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
+    """The shared index's entry for `name`, found without reading the others (version 4,
+    whose paths are compressed, is parsed whole)."""
+    path = git_dir / f"sharedindex.{(index.base or _NULL).hex()}"
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[4:8] == (4).to_bytes(4, "big"):
+            found = [e for e in _parse(bytes(data), path).entries if e.path == name]
+            return found[0] if found else None
+        fixed = sharedindex.find(data, name)
+    return None if fixed is None else Entry(name, fixed)
+
+
+def _parse(data: bytes, path: Path) -> IndexFile:
+    def bad(why: str) -> IndexUnreadable:
+        return IndexUnreadable(
+            f'{path} is not a git index gitmem can read ({why}); check it with "git status"'
+        )
+
+    if len(data) < 32:
+        raise bad("too short")
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3, 4):
+        raise bad(f"signature {signature!r}, version {version}")
+    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        raise bad("its checksum does not match")
+    entries: list[Entry] = []
+    at, previous = 12, b""
+    for _ in range(count):
+        entry_at = at
+        flags = int.from_bytes(data[at + 60 : at + 62])
+        fixed = _FIXED + 2 if flags & _EXTENDED else _FIXED
+        start = at + fixed
+        if version == 4:
+            strip, start = _varint(data, start)
+            end = data.index(b"\0", start)
+            name = previous[: len(previous) - strip] + data[start:end]
+            at = end + 1
+        else:
+            end = start + (flags & _NAME) if flags & _NAME < _NAME else data.index(b"\0", start)
+            name = data[start:end]
+            at += (fixed + len(name) + 8) & ~7
+        entries.append(Entry(name, data[entry_at : entry_at + fixed]))
+        previous = name
+    link = None
+    while at + 8 <= len(data) - 20:
+        signature, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8])
+        if signature == b"link":
+            link = data[at + 8 : at + 8 + size]
+        elif not b"A" <= signature[:1] <= b"Z":
+            raise bad(f"extension {signature!r}, which it requires, is not known here")
+        at += 8 + size
+    return IndexFile(version, entries, link)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """Git's offset encoding (varint.c): big-endian groups of 7 bits, each continuation +1."""
+    byte = data[at]
+    value = byte & 0x7F
+    while byte & 0x80:
+        at += 1
+        byte = data[at]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, at + 1
+
+
+def _ewah(data: bytes, at: int) -> tuple[list[int], int]:
+    """The set bits of git's EWAH bitmap serialised at `at` (ewah/ewah_io.c), and where it
+    ends: marker words (a run of 0s or 1s, then a count of literal words) and literal words."""
+    _bits, words = struct.unpack_from(">II", data, at)
+    values = struct.unpack_from(f">{words}Q", data, at + 8)
+    positions: list[int] = []
+    pos = i = 0
+    while i < words:
+        marker = values[i]
+        run, literals = (marker >> 1) & _U32, marker >> 33
+        if marker & 1:
+            positions.extend(range(pos, pos + run * 64))
+        pos += run * 64
+        for word in values[i + 1 : i + 1 + literals]:
+            positions.extend(pos + bit for bit in range(64) if word >> bit & 1)
+            pos += 64
+        i += 1 + literals
+    return positions, at + 8 + 8 * words + 4

@@ -1,0 +1,237 @@
+"""gitmem's split git index (gitmem.store.gitindex) against the real `git`: after any sequence
+of gitmem writes and a person's git commands, git reads the index gitmem wrote as the entries
+gitmem meant (`git ls-files -s`), with stat data that match the files (`git diff-files` needs
+no content check), and gitmem reads what git wrote."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import assert_clean, git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem.errors import GitmemError
+from gitmem.store import gitindex
+from gitmem.store.store import Store
+
+PATHS = ["a.md", "b/c.md", "b/d.md", "b/e/f.md", "g.md"]
+
+
+def blob_id(data: bytes) -> bytes:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+
+
+def gitmem_writes(root: Path, changes: dict[str, bytes | None]) -> None:
+    """A write as GitRepo._sync_worktree does it: the files, then their entries staged."""
+    entries: dict[str, gitindex.Entry | None] = {}
+    for path, data in changes.items():
+        target = root / path
+        if data is None:
+            target.unlink(missing_ok=True)
+            entries[path] = None
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            subprocess.run(["git", "hash-object", "-w", path], cwd=root, check=True, stdout=-3)
+            entries[path] = gitindex.entry_for(path, blob_id(data), target.lstat())
+    gitindex.stage(root / ".git", entries)
+
+
+def ours(root: Path) -> list[str]:
+    """`git ls-files -s` as gitmem reads the index."""
+    index = gitindex.read(root / ".git" / "index")
+    return [
+        f"{int.from_bytes(e.fixed[24:28]):o} {e.oid.hex()} {e.stage}\t{e.path.decode()}"
+        for e in gitindex.merged(root / ".git", index)
+    ]
+
+
+def assert_agree(root: Path) -> None:
+    listed = git(root, "ls-files", "-s").splitlines()
+    assert ours(root) == listed
+    assert git(root, "diff-files", "--name-only") == ""  # stat data that match the files
+    for line in listed:
+        oid, path = line.split()[1], line.split("\t")[1]
+        found = gitindex.staged_id(root / ".git", path)
+        assert found is not None and found.hex() == oid
+    assert gitindex.staged_id(root / ".git", "not/there.md") is None
+
+
+OPS = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(PATHS), st.binary(max_size=40)),
+    st.tuples(st.just("delete"), st.sampled_from(PATHS), st.none()),
+    st.tuples(st.just("git add"), st.sampled_from(PATHS), st.binary(max_size=40)),
+    st.tuples(st.just("git rm"), st.sampled_from(PATHS), st.none()),
+    st.tuples(st.sampled_from(["split", "no-split", "commit"]), st.none(), st.none()),
+)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ops=st.lists(OPS, min_size=1, max_size=10), fold_at=st.sampled_from([1, 3, 1000]))
+def test_any_sequence_of_writes_and_git_commands_agrees_with_git(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    ops: list[tuple[str, str | None, bytes | None]],
+    fold_at: int,
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", fold_at)
+    root = tmp_path_factory.mktemp("repo")
+    git(root, "init", "-q")
+    gitmem_writes(root, {"a.md": b"first\n", "b/c.md": b"second\n"})
+    assert_agree(root)
+    for op, path, data in ops:
+        tracked = set(git(root, "ls-files").split())
+        if op == "write":
+            assert path is not None and data is not None
+            gitmem_writes(root, {path: data})
+        elif op == "delete" and path in tracked:
+            gitmem_writes(root, {path: None})
+        elif op == "git add":
+            assert path is not None and data is not None
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_bytes(data + b"by hand")
+            git(root, "add", path)
+        elif op == "git rm" and path in tracked:
+            git(root, "rm", "-q", "--cached", path)
+            (root / path).unlink()
+        elif op in ("split", "no-split"):
+            git(root, "update-index", f"--{op}-index")
+        elif op == "commit":
+            git(root, "commit", "-q", "--allow-empty", "-m", "by hand")
+        assert_agree(root)
+
+
+def test_a_missing_shared_index_is_named_with_the_way_out(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"x"})
+    gitmem_writes(tmp_path, {"b.md": b"y"})
+    for shared in (tmp_path / ".git").glob("sharedindex.*"):
+        shared.unlink()
+    with pytest.raises(gitindex.IndexUnreadable, match="git read-tree HEAD"):
+        gitmem_writes(tmp_path, {"a.md": None})
+    assert not (tmp_path / ".git" / "index.lock").exists()
+
+
+def test_git_busy_with_the_index_is_waited_for_then_named(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"x"})
+    before = (tmp_path / ".git" / "index").read_bytes()
+    (tmp_path / ".git" / "index.lock").write_bytes(b"")
+    with pytest.raises(GitmemError, match="git is busy"):
+        gitmem_writes(tmp_path, {"a.md": b"y"})
+    assert (tmp_path / ".git" / "index.lock").exists()  # not ours to remove
+    assert (tmp_path / ".git" / "index").read_bytes() == before
+
+
+# --- the store --------------------------------------------------------------------------------
+
+
+def test_writes_keep_a_small_index_and_git_usable_by_hand(store_path: Path) -> None:
+    store = Store.open(store_path)
+    for n in range(5):
+        store.record("fact", f"body {n}", title=f"Fact {n}")
+        assert_clean(store_path)
+    index = gitindex.read(store_path / ".git" / "index")
+    assert index is not None and index.link is not None and len(index.entries) <= 6
+    (store_path / "notes.txt").write_text("by hand\n")
+    git(store_path, "add", "notes.txt")
+    git(store_path, "commit", "-q", "-m", "a note by hand")
+    store.record("fact", "after git", title="After git")
+    assert_clean(store_path)
+    assert "notes.txt" in git(store_path, "ls-files")
+
+
+def test_a_plain_index_is_migrated_and_a_user_can_go_back(store_path: Path) -> None:
+    store = Store.open(store_path)
+    store.record("fact", "one", title="One")
+    git(store_path, "update-index", "--no-split-index")  # an existing store's plain index
+    assert gitindex.read(store_path / ".git" / "index").link is None  # type: ignore[union-attr]
+    listed = git(store_path, "ls-files")
+    store.record("fact", "two", title="Two")  # migrated silently
+    assert gitindex.read(store_path / ".git" / "index").link is not None  # type: ignore[union-attr]
+    assert_clean(store_path)
+    assert set(listed.split()) < set(git(store_path, "ls-files").split())
+    git(store_path, "config", "core.splitIndex", "false")  # the way back
+    git(store_path, "update-index", "--no-split-index")
+    rid = store.record("fact", "three", title="Three").record.id
+    store.forget(rid, reason="test")
+    assert gitindex.read(store_path / ".git" / "index").link is None  # type: ignore[union-attr]
+    assert_clean(store_path)
+
+
+def test_uncommitted_edits_are_found_in_a_split_index(store_path: Path) -> None:
+    store = Store.open(store_path)
+    path = store.record("fact", "one", title="One").record.path
+    (store_path / path).write_text((store_path / path).read_text() + "\nEdited by hand.\n")
+    (store_path / "records" / "fact" / "new.md").write_text("---\ntitle: x\n---\n")
+    assert {(p.path, p.state) for p in store.pending()} == {
+        (path, "modified"),
+        ("records/fact/new.md", "added"),
+    }
+    assert store.repo.is_dirty(path)
+
+
+CRASH = """
+import os, sys
+from pathlib import Path
+from gitmem.errors import GitmemError
+from gitmem.store import gitindex
+from gitmem.store.store import Store
+def die(*args, **kwargs):
+    os._exit(9)
+gitindex.stage = die  # killed after the commit and the files, before the index
+Store.open(Path(sys.argv[1])).record("fact", "landed in git", title="Crashed")
+"""
+
+
+def test_a_crash_before_the_index_is_written_loses_nothing(store_path: Path) -> None:
+    Store.open(store_path).record("fact", "one", title="One")
+    done = subprocess.run([sys.executable, "-c", CRASH, str(store_path)], check=False)
+    assert done.returncode == 9
+    assert "Crashed" in git(store_path, "log", "-1", "--format=%s")
+    assert git(store_path, "diff", "--cached", "--name-only") != ""  # the index is behind
+    store = Store.open(store_path)
+    store.record("fact", "next", title="Next")  # recovers from the dead writer's journal
+    assert_clean(store_path)
+    assert {r.title for r in store.records()} >= {"One", "Crashed", "Next"}
+    assert not any(name.startswith("sharedindex") for name in os.listdir(store_path))
+
+
+@settings(max_examples=5, deadline=None)
+@given(
+    names=st.sets(st.from_regex(r"[a-z]{1,3}(/[a-z0-9.-]{1,12}){0,3}", fullmatch=True), min_size=1),
+    seed=st.integers(0, 2**32),
+)
+def test_the_shared_index_is_searched_and_spliced_as_git_reads_it(
+    tmp_path_factory: pytest.TempPathFactory, names: set[str], seed: int
+) -> None:
+    """Hundreds of entries, so that the search bisects: every path and some absent ones are
+    found as `git ls-files -s` says, and folds that remove and add entries agree with git."""
+    import random
+
+    rng = random.Random(seed)
+    root = tmp_path_factory.mktemp("big")
+    git(root, "init", "-q")
+    paths = sorted({f"{n}/{i:03d}-{rng.randrange(10**6)}.md" for n in names for i in range(60)})
+    paths = [p for p in paths if not any(q.startswith(p + "/") for q in paths)]
+    gitmem_writes(root, {p: p.encode() for p in paths})  # folds: one shared index
+    assert_agree(root)
+    gone = rng.sample(paths, min(len(paths), 5))
+    gitmem_writes(root, {p: None for p in gone})  # removes shared paths: a spliced fold
+    assert_agree(root)
+    gitmem_writes(root, {f"zz/{seed}.md": b"new", gone[0]: b"back"})
+    git(root, "update-index", "--split-index")  # git's bitmaps, read and folded
+    gitmem_writes(root, {paths[-1]: b"changed"})
+    assert_agree(root)
+    for missing in ("a", "zzz/none.md", paths[0] + "x", paths[-1][:-1]):
+        assert gitindex.staged_id(root / ".git", missing) is None
