@@ -213,8 +213,13 @@ class Reference:
     def ensure_current(self) -> None:
         self.index.ensure_current()
 
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
-        return self.index.keyword(query, n, flt)
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
+        return self.index.keyword(query, n, flt, context)
+
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        return self.index.source_prior(query, ids)
 
     def keyword_ceiling(self, query: str) -> float:
         return self.index.keyword_ceiling(query)

@@ -47,6 +47,11 @@ class Options:
     weight_strength: float = 0.025  # score × clamp(weight, 0.25, 4) ** strength
     now: datetime | None = None
     depth: int = 100  # candidates taken from each half
+    # Context (docs/search.md, "Context and the source prior"): a record's context field
+    # weighs this much of its body, and a matching source multiplies its records' fused
+    # score by 1 + source_prior × (its source's BM25 / the best source's). 0 turns either off.
+    context_weight: float = 0.5
+    source_prior: float = 0.5
 
     @property
     def close(self) -> float:
@@ -94,7 +99,10 @@ class Source(Protocol):
     notices: list[str]
 
     def ensure_current(self) -> None: ...
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]: ...
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]: ...
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]: ...
     def keyword_ceiling(self, query: str) -> float: ...
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None: ...
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]: ...
@@ -140,6 +148,10 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         semantic_weight=options.semantic_weight,
         identifier_weight=options.identifier_weight,
     )
+    if options.source_prior > 0 and fused:
+        p = options.source_prior
+        share = index.source_prior(query, list(fused))
+        fused = {rid: score * (1.0 + p * share.get(rid, 0.0)) for rid, score in fused.items()}
     facts = index.scoring(list(fused))
     now = (options.now or datetime.now(UTC)).timestamp()
     k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
@@ -241,7 +253,7 @@ def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tu
     wants that. A record can score above the ceiling (it matches in several fields), so the
     divisor is the larger of the ceiling and the best score: one division for all keeps BM25's
     order and its ratios, where a cap at 1 made distinct scores equal (docs/search.md)."""
-    keyword = index.keyword(query, depth, options.filter)
+    keyword = index.keyword(query, depth, options.filter, options.context_weight)
     if keyword and options.fusion == "linear" and options.scaling == "ceiling":
         scale = max(index.keyword_ceiling(query), max(s for _, s in keyword))
         if scale > 0:
