@@ -4,6 +4,7 @@ exactly as a rebuild makes them."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -173,3 +174,21 @@ def _facts(store: Store) -> dict[str, str]:
     finally:
         facts.close()
     return out
+
+
+def test_explain_shows_own_bm25_the_context_share_and_the_prior(store_path: Path, gm) -> None:  # type: ignore[no-untyped-def]
+    store = Store.open(store_path)
+    ids = fill(store)
+    shown = gm("recall", "bicycle", "--mode", "keyword", "--explain").out
+    lines = shown.splitlines()
+    first, second = lines[1], lines[3]  # each hit, then its explanation
+    assert ids["session:1"][0] in lines[0]
+    # The record that names the bicycle scores by its own text; its neighbour by context alone.
+    own = first.split("bm25 ")[1].split(",")[0]
+    assert "context 0.000" in first and float(own) > 0
+    bm25, context = second.split("bm25 ")[1].split(")")[0].split(", context ")
+    assert float(bm25) == pytest.approx(float(context)) and float(context) > 0
+    assert "prior ×1.500" in first  # its source's document is the only one that matches
+    data = json.loads(gm("recall", "bicycle", "--mode", "keyword", "--json", "--explain").out)
+    assert data["hits"][0]["prior"] == 1.5
+    assert data["hits"][1]["keyword_score"] == pytest.approx(data["hits"][1]["context_score"])

@@ -260,6 +260,9 @@ class PastIndex:
         """No prior in the past (see `keyword`)."""
         return {}
 
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        return {}
+
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:
             return None
