@@ -109,11 +109,14 @@ class Neighbours:
 
     def context(self, rid: str) -> str:
         """The text `rid`'s neighbours lend it ("" if none, or if it is not active)."""
+        return "\n".join(self._leads(self.near(rid)))
+
+    def near(self, rid: str) -> list[str]:
+        """The records whose leads make `rid`'s context, in that order ([] if not active)."""
         if not self._present([rid]):
-            return ""
+            return []
         window = self._window(rid)
-        partners = sorted(self._partners(rid) - set(window) - {rid})
-        return "\n".join(self._leads([*window, *partners]))
+        return [*window, *sorted(self._partners(rid) - set(window) - {rid})]
 
     def source_text(self, source: str) -> str:
         """The document of `source`: the leads of its records, in order ("" if none)."""

@@ -50,7 +50,7 @@ class Options:
     # Context (docs/search.md, "Context and the source prior"): a record's context field
     # weighs this much of its body, and a matching source multiplies its records' fused
     # score by 1 + source_prior × (its source's BM25 / the best source's). 0 turns either off.
-    context_weight: float = 0.5
+    context_weight: float = 0.75
     source_prior: float = 0.5
     explain: bool = False  # also say what the context added to each hit's keyword score
 
