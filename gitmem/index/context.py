@@ -76,8 +76,11 @@ def rewrite(
         facts.drop(sorted(removed))
         around |= facts.around(touched)
         sources |= set(facts.sources(touched).values())
-        again = text.stored(sorted(around - touched))
-        docs = [replace(d, context=facts.context(d.id)) for d in [*written, *again]]
+        written = [replace(d, context=facts.context(d.id)) for d in written]
+        stored = text.stored(around - touched)
+        again = [replace(d, context=facts.context(d.id)) for d in stored]
+        # A neighbour whose context did not change keeps its document as it is.
+        docs = [*written, *(new for old, new in zip(stored, again, strict=True) if new != old)]
         text.write(docs, sorted(removed))
         made = [(s, facts.source_text(s)) for s in sorted(sources)]
         TextIndex.open(root / SOURCES).write(

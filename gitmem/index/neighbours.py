@@ -56,6 +56,8 @@ class Neighbours:
             self._db = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
         else:
             self._db = sqlite3.connect(path, check_same_thread=False)
+            # As the catalog's: a process that dies loses nothing committed.
+            self._db.execute("PRAGMA synchronous=NORMAL")
         if create:
             self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while a catch-up writes
             self._db.executescript(_TABLES)
