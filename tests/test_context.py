@@ -170,6 +170,11 @@ def _facts(store: Store) -> dict[str, str]:
     facts = Neighbours(store.cache_dir / "index" / FILE, readonly=True)
     try:
         out = {r.id: facts.context(r.id) for r in store.records()}
+        # A full build's way of making them all at once agrees with the catch-up's.
+        assert facts.every_context() == {
+            rid: c for rid, c in out.items() if rid in facts.every_context()
+        }
+        assert all(not c for rid, c in out.items() if rid not in facts.every_context())
         out |= {f"source {s}": facts.source_text(s) for s in facts.all_sources()}
     finally:
         facts.close()

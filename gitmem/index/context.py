@@ -45,8 +45,9 @@ def fill(
     facts = Neighbours(root / FILE, create=True)
     try:
         facts.put(records)
+        contexts = facts.every_context()
         for texts, first in held:
-            add([with_context(t, facts.context(t[0]["id"])) for t in texts], first)
+            add([with_context(t, contexts.get(t[0]["id"], "")) for t in texts], first)
         sources = TextIndex.create(_fresh(root / SOURCES))
         with sources.filling() as put:
             put(

@@ -113,6 +113,30 @@ class Neighbours:
         """The text `rid`'s neighbours lend it ("" if none, or if it is not active)."""
         return "\n".join(self._leads(self.near(rid)))
 
+    def every_context(self) -> dict[str, str]:
+        """Every active record's `context`, from two reads of the tables (what a full build
+        needs: the same as asking `context` of each, tested, at a fraction of the queries)."""
+        rows = self._db.execute("SELECT id, source, lead FROM facts ORDER BY source, created, id")
+        leads: dict[str, str] = {}
+        runs: dict[str, list[str]] = {}
+        for rid, source, text in rows:
+            leads[rid] = text
+            runs.setdefault(source, []).append(rid)
+        partners: dict[str, set[str]] = {}
+        for src, dst in self._db.execute("SELECT src, dst FROM links"):
+            if src != dst and src in leads and dst in leads:
+                partners.setdefault(src, set()).add(dst)
+                partners.setdefault(dst, set()).add(src)
+        out: dict[str, str] = {}
+        for source, run in runs.items():
+            for at, rid in enumerate(run):
+                window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
+                if not source:
+                    window = []
+                near = [*window, *sorted(partners.get(rid, set()) - set(window))]
+                out[rid] = "\n".join(leads[n] for n in near if leads[n])
+        return out
+
     def near(self, rid: str) -> list[str]:
         """The records whose leads make `rid`'s context, in that order ([] if not active)."""
         if not self._present([rid]):
