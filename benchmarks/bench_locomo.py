@@ -40,7 +40,7 @@ import hashlib
 import json
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +330,17 @@ def _eval_dataset(
     return scores, [(records, queries, "dataset")]
 
 
+def with_plain(configs: dict[str, Options]) -> dict[str, Options]:
+    """The product's configurations, "bm25" without context and prior, and each of
+    "keyword" and "hybrid" also without them (as "... plain"): what context adds."""
+    out = dict(configs)
+    for name in ("bm25", "keyword", "hybrid"):
+        if name in configs:
+            plain = replace(configs[name], context_weight=0.0, source_prior=0.0)
+            out[name if name == "bm25" else f"{name} plain"] = plain
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -350,7 +361,7 @@ def main() -> None:
     args = parser.parse_args()
     global NO_TITLES, CAP
     NO_TITLES, CAP = args.no_titles, args.context_cap
-    configs = configurations(DEFAULTS, args.model is not None)
+    configs = with_plain(configurations(DEFAULTS, args.model is not None))
     with tempfile.TemporaryDirectory(prefix="gitmem-locomo-") as tmp:
         work = Path(tmp)
         if args.dataset:

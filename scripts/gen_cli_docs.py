@@ -236,7 +236,18 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "integer or null",
                 "Its rank in each half; `null` where that half did not return it.",
             ),
-            ("*hits[].fused", "number", "The two halves' fused score."),
+            (
+                "*hits[].keyword_score, context_score",
+                "number or null",
+                "Its keyword BM25 (its context's share included) and, with `--explain`, that"
+                " share; `null` where the keyword half did not return it.",
+            ),
+            (
+                "*hits[].prior",
+                "number",
+                "The source prior's factor on the fused score (1: its source did not match).",
+            ),
+            ("*hits[].fused", "number", "The two halves' fused score, the prior's included."),
             ("*hits[].decay, weight", "number", "The recency and weight factors."),
             (
                 "notices",

@@ -61,8 +61,15 @@ OWNERS: dict[str, set[str]] = {
     # file (docs/architecture.md).
     "numpy": {"index/embedding.py", "index/vectors.py"},
     # SQLite speaks the catalog's tables: the catalog, its stamp read without the catalog's
-    # module (light), the time-travel cache's own catalog and SessionStart's ranking query.
-    "sqlite3": {"index/catalog.py", "index/stamp.py", "recall/timeline.py", "agents/context.py"},
+    # module (light), the time-travel cache's own catalog, SessionStart's ranking query and
+    # the facts records' contexts are made of (issue 21).
+    "sqlite3": {
+        "index/catalog.py",
+        "index/stamp.py",
+        "recall/timeline.py",
+        "agents/context.py",
+        "index/neighbours.py",
+    },
     "typer": {
         "cli/app.py",
         "cli/main.py",

@@ -67,13 +67,17 @@ def test_reports_each_category_with_a_paired_difference_from_the_baseline(
 ) -> None:
     text, report = _run(tmp_path, "--resamples", "200")
     figures = report["compared"]
-    assert set(figures) == {"bm25", "keyword"}
+    assert set(figures) == {"bm25", "keyword", "keyword plain"}
     # Category 5 is left out; the two others are reported apart.
     assert set(figures["bm25"]) == {"all", "single-hop", "multi-hop"}
     assert figures["bm25"]["all"]["n"] == 2
     # The hiking question finds its turn, the bicycle one cannot (no word in common).
     assert figures["bm25"]["multi-hop"]["r@5"] == 1.0
     assert figures["bm25"]["single-hop"]["r@10"] == 0.0
+    # The product's context (the turn before it) finds the bicycle question's answer; its
+    # plain configuration, like BM25, cannot.
+    assert figures["keyword"]["single-hop"]["r@10"] == 1.0
+    assert figures["keyword plain"]["single-hop"]["r@10"] == 0.0
     diff = figures["keyword"]["all"]["r@10 vs bm25"]
     assert diff["low"] <= diff["mean"] <= diff["high"]
     assert "vs bm25:" in text

@@ -213,8 +213,16 @@ class Reference:
     def ensure_current(self) -> None:
         self.index.ensure_current()
 
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
-        return self.index.keyword(query, n, flt)
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
+        return self.index.keyword(query, n, flt, context)
+
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        return self.index.source_prior(query, ids)
+
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        return self.index.context_scores(query, ids, weight)
 
     def keyword_ceiling(self, query: str) -> float:
         return self.index.keyword_ceiling(query)
@@ -262,7 +270,9 @@ class Failing(Reference):
         self.started = threading.Event()
         self.finished = threading.Event()
 
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
         self.started.set()
         time.sleep(0.05)
         self.finished.set()
@@ -788,7 +798,9 @@ def test_the_sampled_selection_keeps_exactly_the_rows_tied_with_or_above_the_kth
 
 
 class KeywordFails(Reference):
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
         raise RuntimeError("keyword half failed")
 
 

@@ -117,9 +117,12 @@ def hits(result: Result, explain: bool) -> None:
         if explain:
             k = f"#{h.keyword_rank}" if h.keyword_rank else "-"
             s = f"#{h.semantic_rank}" if h.semantic_rank else "-"
+            bm25 = "" if h.keyword is None else f" (bm25 {h.keyword:.3f}"
+            if bm25:
+                bm25 += ")" if h.context is None else f", context {h.context:.3f})"
             say(
-                f"    keyword {k} · semantic {s} · fused {h.fused:.5f} · decay {h.decay:.3f}"
-                f" · weight {h.weight:.3f}"
+                f"    keyword {k}{bm25} · semantic {s} · prior ×{h.prior:.3f}"
+                f" · fused {h.fused:.5f} · decay {h.decay:.3f} · weight {h.weight:.3f}"
             )
 
 

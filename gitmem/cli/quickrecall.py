@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gitmem.cli.argsplit import split
@@ -153,7 +153,10 @@ def _search(request: Request, env: Mapping[str, str]) -> Result:
     # (IndexNotCurrent, HEAD moved since the check above: the full CLI's).
     index = Index(StoreTip(root), model, catch_up=False, rank_without_numpy=True)
     known = RecordTypes(types, index.has_type)
-    result = recall(index, request.query, recall_options(request.arguments(), env, types=known))
+    options = recall_options(request.arguments(), env, types=known)
+    if "explain" in request.flags:
+        options = replace(options, explain=True)
+    result = recall(index, request.query, options)
     from gitmem.consolidate.recallstats import note_recall
 
     note_recall(root / ".gitmem", [hit.id for hit in result.hits])  # as Store.recall, for sleep

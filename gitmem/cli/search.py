@@ -6,6 +6,7 @@ Commands register on the shared `app` of gitmem.cli.app; gitmem.cli.main imports
 import json
 import os
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -81,6 +82,8 @@ def recall(
         return
     if query is None or not query.strip():
         raise UsageError("recall needs a query (or --batch FILE)")
+    if explain:
+        base = replace(base, explain=True)
     result = opened.recall(query, options=base, limit=base.limit, mode=base.mode, as_of=as_of)
     display.recall(query, result, as_json=as_json, explain=explain)
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.index import context
 from gitmem.index.catalog import VECTORS, Catalog
 from gitmem.index.textindex import TextIndex
 from gitmem.index.verify import MANIFEST, manifest
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from gitmem.index.embedding import Embedder
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
+    from gitmem.store.record import Record
 
 __all__ = ["RECORDS_DIR", "CatchUp", "compact", "embed_docs"]
 
@@ -164,12 +166,15 @@ class CatchUp:
         done = 0
         from gitmem.index.build import prepared
 
+        held: context.Held = []  # the documents wait for every record's facts: their context
+        records: list[Record] = []
         with text.filling() as add:
             for batch in prepared(self._repo, files, embedder, folder, _BATCH):
                 self.notices.extend(batch.notices)
                 rows = _rows(vectors, batch.vectors, batch.docs, batch.counts)
                 first = catalog.reserve_keys(len(batch.docs))
-                add(batch.text, first)  # the text of batch.docs, in their order
+                held.append((batch.text, first))  # the text of batch.docs, in their order
+                records.extend(d.record for d in batch.docs)
                 entries = [
                     (d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in batch.docs
                 ]
@@ -177,6 +182,7 @@ class CatchUp:
                 done += len(batch.docs)
                 if progress is not None:
                     progress(done, max(len(files), done))
+            context.fill(root, held, add, records)
         meta[MANIFEST] = manifest(root)  # the text index is committed and its merges done
         catalog.apply((), [], meta)
         if progress is not None and not files:
@@ -207,7 +213,8 @@ class CatchUp:
 
         first = catalog.reserve_keys(len(written))
         keyed = [replace(text_doc(d), key=first + n) for n, d in enumerate(written)]
-        text.write(keyed, sorted(removed))
+        root = catalog.path.parent
+        context.rewrite(root, text, keyed, [d.record for d in written], removed)
         files = manifest(catalog.path.parent, catalog.meta(MANIFEST))  # what was just written
         catalog.apply(
             removed,

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitmem.errors import GitmemError
 from gitmem.index import verify
 from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
+from gitmem.index.context import open_parts
 from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
+from gitmem.index.neighbours import Neighbours
 from gitmem.index.opening import DAMAGE, damaged, generation, open_build, same_generation
 from gitmem.index.semantic import SemanticHalf, cached
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
@@ -46,6 +48,7 @@ __all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "da
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
+_SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
 
 
 class IndexedStore(Protocol):
@@ -90,6 +93,7 @@ class Index:
         self.notices: list[str] = []
         self._catalog: Catalog | None = None
         self._text: TextIndex | None = None
+        self._context: tuple[Neighbours, TextIndex] | None = None  # opened on first use
         self._seen_commit: str | None = None
         # Per-process caches of what the catalog says at _seen_commit: a long-lived process
         # (an MCP server, a batch) asks for the same records again and again.
@@ -185,6 +189,8 @@ class Index:
         if self._seen_commit != head:
             if self._text is not None:
                 self._text.reload()
+            if self._context is not None:
+                self._context[1].reload()
             self._entry_cache.clear()
             self._scoring_cache.clear()
             if self._semantic is not None:
@@ -215,6 +221,9 @@ class Index:
             self._catalog.close()
         self._catalog = None
         self._text = None
+        if self._context is not None:
+            self._context[0].close()
+        self._context = None
         self._entry_cache.clear()
         self._scoring_cache.clear()
         self._semantic = None
@@ -291,7 +300,11 @@ class Index:
             return None
         return frozenset(self._catalog.matching(flt))
 
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
+        """BM25 hits, best first; `context`: the weight of the records' context (see
+        gitmem.index.neighbours) against their body's, 0 for their own text alone."""
         assert self._catalog is not None and self._text is not None
         catalog = self._catalog
         allowed = self.allowed(flt)
@@ -307,7 +320,7 @@ class Index:
             return {key: (rid, blob) for key, (rid, blob, _, _) in found.items()}
 
         with verify.text_damage():
-            hits = self._text.search(query, n, allowed, admitted)
+            hits = self._text.search(query, n, allowed, admitted, context)
         if all(hit.key >= 0 for hit in hits):  # named by key: current and admitted
             return [(hit.id, hit.score) for hit in hits]
         want = n  # a text index with unkeyed documents: check each hit's entry
@@ -322,7 +335,30 @@ class Index:
                 return out[:n]
             want *= 4
             with verify.text_damage():
-                hits = self._text.search(query, want, allowed)
+                hits = self._text.search(query, want, allowed, context=context)
+
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """For each of `ids` whose source's document matches `query`: that source's BM25 over
+        the best source's, in (0, 1] (docs/search.md, "the source prior")."""
+        facts, sources = self._context_parts()
+        with verify.text_damage():
+            found = sources.search(query, _SOURCES_DEPTH)
+        best = max((hit.score for hit in found), default=0.0)
+        if best <= 0:
+            return {}
+        share = {hit.id: hit.score / best for hit in found}
+        return {rid: share[s] for rid, s in facts.sources(ids).items() if s in share}
+
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        """What the context field added to each of `ids`' keyword score (for --explain)."""
+        assert self._text is not None
+        with verify.text_damage():
+            return self._text.context_scores(query, ids, weight)
+
+    def _context_parts(self) -> tuple[Neighbours, TextIndex]:
+        if self._context is None:
+            self._context = open_parts(self.root)
+        return self._context
 
     def has_type(self, name: str) -> bool:
         """Whether the index holds a record of type `name` (see Catalog.has_type)."""

@@ -55,6 +55,7 @@ __all__ = [
     "schema_fields",
     "text_fields",
     "unique",
+    "with_context",
     "with_parts",
 ]
 
@@ -71,6 +72,7 @@ MAIN_FIELDS: tuple[Field, ...] = (
     *((name, "text", EN, "freq", False) for name in TEXT),
     ("ident", "text", WORDS, "basic", False),
     ("cjk", "text", WORDS, "freq", False),
+    ("context", "text", EN, "freq", False),  # the neighbours' text (gitmem.index.neighbours)
     ("key", "i64", "", "", False),  # columns (fast fields): see Keys above
     ("print", "i64", "", "", False),
 )
@@ -115,6 +117,7 @@ class TextDoc:
     tags: tuple[str, ...]
     type: str
     key: int = -1  # the version's key in the catalog; -1: none
+    context: str = ""  # what its neighbours lend it (gitmem.index.neighbours), searched apart
 
 
 @dataclass(frozen=True)
@@ -143,14 +146,30 @@ def text_fields(doc: TextDoc) -> TextFields:
     grams = cjk_grams(text, query=False)
     if grams:
         fields["cjk"] = " ".join(grams)
+    if doc.context:
+        fields["context"] = doc.context
     data = [doc.id, doc.blob, doc.title, doc.abstract, doc.body, list(doc.tags), doc.type]
+    if doc.context:
+        data.append(doc.context)
     return fields, json.dumps(data, ensure_ascii=False).encode()
+
+
+def with_context(made: TextFields, context: str) -> TextFields:
+    """`made` (from `text_fields` of a document without context) with `context` added, as
+    `text_fields` of the document with it would be: a full build's workers make documents
+    before the neighbours are known."""
+    if not context:
+        return made
+    fields, stored = made
+    context = clean(context)
+    data = json.loads(stored)
+    return {**fields, "context": context}, json.dumps([*data, context], ensure_ascii=False).encode()
 
 
 def from_source(data: str | bytes) -> TextDoc:
     """A record as the source index stores it (the second half of `text_fields`)."""
-    ident, blob, title, abstract, body, tags, kind = json.loads(data)
-    return TextDoc(ident, blob, title, abstract, body, tuple(tags), kind)
+    ident, blob, title, abstract, body, tags, kind, *context = json.loads(data)
+    return TextDoc(ident, blob, title, abstract, body, tuple(tags), kind, -1, "".join(context))
 
 
 def fingerprint(blob: str) -> int:
@@ -210,8 +229,10 @@ def clean(text: str) -> str:
 
 def _cleaned(doc: TextDoc) -> TextDoc:
     title, abstract, body, kind = map(clean, (doc.title, doc.abstract, doc.body, doc.type))
-    tags = tuple(map(clean, doc.tags))
-    return replace(doc, title=title, abstract=abstract, body=body, tags=tags, type=kind)
+    tags, context = tuple(map(clean, doc.tags)), clean(doc.context)
+    return replace(
+        doc, title=title, abstract=abstract, body=body, tags=tags, type=kind, context=context
+    )
 
 
 def unique(items: Iterable[str]) -> list[str]:

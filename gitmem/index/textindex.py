@@ -163,13 +163,16 @@ class TextIndex:
         limit: int,
         allowed: frozenset[str] | None = None,
         resolve: Callable[[list[int]], dict[int, tuple[str, str]]] | None = None,
+        context: float = 0.0,
     ) -> list[TextHit]:
         """The best `limit` records for free text `query`, best first; any text is accepted.
-        With `resolve`, hits are named by their keys, and only those it names (see Keys)."""
+        With `resolve`, hits are named by their keys, and only those it names (see Keys).
+        `context`: the weight of the context field against the body's (0: not searched)."""
         if limit <= 0 or (allowed is not None and not allowed):
             return []
         searcher = self._main.searcher()
-        clauses = self._clauses(searcher, textdoc.clean(query)) if searcher.num_docs else []
+        text = textdoc.clean(query)
+        clauses = self._clauses(searcher, text, context) if searcher.num_docs else []
         if not clauses:
             return []
         q = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])
@@ -194,16 +197,92 @@ class TextIndex:
         gitmem.index.textquery.ceiling)."""
         return textquery.ceiling(self._main.searcher(), self._en, textdoc.clean(query))
 
-    def _clauses(self, searcher: tantivy.Searcher, text: str) -> list[tantivy.Query]:
+    def _clauses(
+        self, searcher: tantivy.Searcher, text: str, context: float = 0.0
+    ) -> list[tantivy.Query]:
         idents, terms = textquery.query_terms(searcher, self._en, text)
-        return [self._ident(searcher, ident) for ident in idents] + [
-            tantivy.Query.boost_query(
-                tantivy.Query.term_query(self._schema, name, term, index_option="freq"),
-                textquery.boost(name, kind),
-            )
+        weighed = [
+            (name, term, textquery.boost(name, kind))
             for kind, term in terms
             for name in textquery.FIELDS_OF[kind]
         ]
+        if context > 0:  # a word's BM25 in its neighbours' text, at `context` of the body's
+            weighed += [
+                ("context", term, context * textquery.boost("body", kind))
+                for kind, term in terms
+                if kind != "cjk"
+            ]
+        return [self._ident(searcher, ident) for ident in idents] + [
+            tantivy.Query.boost_query(
+                tantivy.Query.term_query(self._schema, name, term, index_option="freq"), weight
+            )
+            for name, term, weight in weighed
+        ]
+
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        """What the context field adds to each of `ids`' scores in `search(..., context=
+        weight)` (for --explain): the same clauses, the record's own fields left out."""
+        searcher = self._main.searcher()
+        if not ids or weight <= 0 or not searcher.num_docs:
+            return {}
+        _, terms = textquery.query_terms(searcher, self._en, textdoc.clean(query))
+        clauses = [
+            tantivy.Query.boost_query(
+                tantivy.Query.term_query(self._schema, "context", term, index_option="freq"),
+                weight * textquery.boost("body", kind),
+            )
+            for kind, term in terms
+            if kind != "cjk"
+        ]
+        if not clauses:
+            return {}
+        only = tantivy.Query.term_set_query(self._schema, "id", sorted(set(ids)))
+        q = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(only, 0.0)),
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses]),
+                ),
+            ]
+        )
+        found = searcher.search(q, len(set(ids)), count=False).hits
+        return {texthits.id_blob(searcher.doc(a))[0]: float(s) for s, a in found}
+
+    def stored(self, ids: Iterable[str]) -> list[TextDoc]:
+        """The indexed documents of `ids` as written, with their keys (those not indexed are
+        left out): to write again with another context."""
+        searcher = self._main.searcher()
+        self._source.reload()
+        return self._written(searcher, _matching(self._main, searcher, ids), set())
+
+    def _written(
+        self, searcher: tantivy.Searcher, chosen: list[tantivy.DocAddress], doomed: set[str]
+    ) -> list[TextDoc]:
+        """The documents at `chosen` but those of `doomed`, as the source index stores them,
+        each with its key (the source stores none, the searched index has it)."""
+        named = [texthits.id_blob(searcher.doc(address)) for address in chosen]
+        blobs = {i: b for i, b in named if i not in doomed}
+        marks = texthits.keys(searcher, chosen)
+        keys = {n: -1 if m is None else m[0] for n, m in zip(named, marks, strict=True)}
+        source = self._source.searcher()
+        try:
+            found = [
+                textdoc.from_source(source.doc(a).get_first("doc") or "")
+                for a in _matching(self._source, source, blobs)
+            ]
+        except (ValueError, TypeError) as err:
+            raise TextIndexCorrupt(
+                f"text index in {self._directory} is damaged: {err}", ""
+            ) from err
+        docs = [
+            replace(doc, key=keys.get((doc.id, doc.blob), -1))
+            for doc in found
+            if blobs.get(doc.id) == doc.blob
+        ]
+        if len(docs) != len(blobs):
+            raise TextIndexCorrupt(f"text index in {self._directory} lost records' text")
+        return docs
 
     def _ident(self, searcher: tantivy.Searcher, ident: str) -> tantivy.Query:
         term = tantivy.Query.term_query(self._schema, "ident", ident, index_option="basic")
@@ -223,29 +302,7 @@ class TextIndex:
             if textdoc.ghosts(self._directory) + len(hits) <= _MAX_GHOSTS * live:
                 return []
             chosen = every
-        named = [texthits.id_blob(searcher.doc(address)) for address in chosen]
-        blobs = {i: b for i, b in named if i not in doomed}
-        marks = texthits.keys(searcher, chosen)
-        keys = {n: -1 if m is None else m[0] for n, m in zip(named, marks, strict=True)}
-        source = self._source.searcher()
-        try:
-            found = [
-                textdoc.from_source(source.doc(a).get_first("doc") or "")
-                for a in _matching(self._source, source, blobs)
-            ]
-        except (ValueError, TypeError) as err:
-            raise TextIndexCorrupt(
-                f"text index in {self._directory} is damaged: {err}", ""
-            ) from err
-        # A carried document keeps its key: the source stores none, the searched index has it.
-        docs = [
-            replace(doc, key=keys.get((doc.id, doc.blob), -1))
-            for doc in found
-            if blobs.get(doc.id) == doc.blob
-        ]
-        if len(docs) != len(blobs):
-            raise TextIndexCorrupt(f"text index in {self._directory} lost records' text")
-        return docs
+        return self._written(searcher, chosen, doomed)
 
 
 def _schema(fields: Sequence[textdoc.Field]) -> tantivy.Schema:

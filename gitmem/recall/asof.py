@@ -243,13 +243,25 @@ class PastIndex:
             found = self._admitted[flt] = (blobs, numbers)
         return found
 
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]:
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]:
+        """The past's BM25 hits, of each record's own text: a view has no context (its
+        documents are keyed by blob, and a blob's context depends on the moment)."""
+        del context
         blobs, _ = self._allowed(flt)
         ids = self.view.by_blob
         return [(ids[blob], score) for blob, score in self.timeline.search(query, n, blobs)]
 
     def keyword_ceiling(self, query: str) -> float:
         return self.timeline.ceiling(query)
+
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """No prior in the past (see `keyword`)."""
+        return {}
+
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        return {}
 
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:

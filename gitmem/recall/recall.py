@@ -15,7 +15,7 @@ import math
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -47,6 +47,12 @@ class Options:
     weight_strength: float = 0.025  # score × clamp(weight, 0.25, 4) ** strength
     now: datetime | None = None
     depth: int = 100  # candidates taken from each half
+    # Context (docs/search.md, "Context and the source prior"): a record's context field
+    # weighs this much of its body, and a matching source multiplies its records' fused
+    # score by 1 + source_prior × (its source's BM25 / the best source's). 0 turns either off.
+    context_weight: float = 0.75
+    source_prior: float = 0.5
+    explain: bool = False  # also say what the context added to each hit's keyword score
 
     @property
     def close(self) -> float:
@@ -78,6 +84,9 @@ class Hit:
     fused: float
     decay: float
     weight: float
+    keyword: float | None = None  # the keyword half's BM25, its context's share included
+    context: float | None = None  # that share (with Options.explain, else None)
+    prior: float = 1.0  # the source prior's factor on the fused score
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,11 @@ class Source(Protocol):
     notices: list[str]
 
     def ensure_current(self) -> None: ...
-    def keyword(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]]: ...
+    def keyword(
+        self, query: str, n: int, flt: Filter, context: float = 0.0
+    ) -> list[tuple[str, float]]: ...
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]: ...
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]: ...
     def keyword_ceiling(self, query: str) -> float: ...
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None: ...
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]: ...
@@ -128,9 +141,9 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
             semantic = index.semantic(query, depth, options.filter) or []
         finally:
             pending.wait()
-        keyword = pending.result()
+        keyword, scale = pending.result()
     else:
-        keyword = _keyword(index, query, depth, options) if mode == "keyword" else []
+        keyword, scale = _keyword(index, query, depth, options) if mode == "keyword" else ([], 1.0)
         semantic = (index.semantic(query, depth, options.filter) or []) if mode != "keyword" else []
     fused = fuse(
         query,
@@ -142,6 +155,11 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
         semantic_weight=options.semantic_weight,
         identifier_weight=options.identifier_weight,
     )
+    prior: dict[str, float] = {}
+    if options.source_prior > 0 and fused:
+        p = options.source_prior
+        prior = {r: 1.0 + p * s for r, s in index.source_prior(query, list(fused)).items()}
+        fused = {rid: score * prior.get(rid, 1.0) for rid, score in fused.items()}
     facts = index.scoring(list(fused))
     now = (options.now or datetime.now(UTC)).timestamp()
     k_rank = {rid: i + 1 for i, (rid, _) in enumerate(keyword)}
@@ -160,6 +178,20 @@ def recall(index: Source, query: str, options: Options = DEFAULTS) -> Result:
             for neg, rid, base, decay, weight in chosen
             if rid in entries
         )
+    k_score = {rid: score * scale for rid, score in keyword}
+    context: dict[str, float] = {}
+    if options.explain and options.context_weight > 0 and keyword:
+        ids = [h.id for h in hits if h.id in k_score]
+        context = index.context_scores(query, ids, options.context_weight)
+    hits = [
+        replace(
+            h,
+            keyword=k_score.get(h.id),
+            context=context.get(h.id, 0.0) if options.explain and h.id in k_score else None,
+            prior=prior.get(h.id, 1.0),
+        )
+        for h in hits
+    ]
     return Result(tuple(hits), mode, tuple(notices))
 
 
@@ -238,22 +270,25 @@ def _factor_bounds(
     return low, high
 
 
-def _keyword(index: Source, query: str, depth: int, options: Options) -> list[tuple[str, float]]:
+def _keyword(
+    index: Source, query: str, depth: int, options: Options
+) -> tuple[list[tuple[str, float]], float]:
     """The keyword half: BM25 hits, best first, divided by the query's ceiling where fusion
-    wants that. A record can score above the ceiling (it matches in several fields), so the
-    divisor is the larger of the ceiling and the best score: one division for all keeps BM25's
-    order and its ratios, where a cap at 1 made distinct scores equal (docs/search.md)."""
-    keyword = index.keyword(query, depth, options.filter)
+    wants that, and the divisor. A record can score above the ceiling (it matches in several
+    fields), so the divisor is the larger of the ceiling and the best score: one division for
+    all keeps BM25's order and its ratios, where a cap at 1 made distinct scores equal
+    (docs/search.md)."""
+    keyword = index.keyword(query, depth, options.filter, options.context_weight)
     if keyword and options.fusion == "linear" and options.scaling == "ceiling":
         scale = max(index.keyword_ceiling(query), max(s for _, s in keyword))
         if scale > 0:
-            keyword = [(rid, score / scale) for rid, score in keyword]
-    return keyword
+            return [(rid, score / scale) for rid, score in keyword], scale
+    return keyword, 1.0
 
 
 def _keyword_then_help(
     index: Source, query: str, depth: int, options: Options, recalling: int
-) -> list[tuple[str, float]]:
+) -> tuple[list[tuple[str, float]], float]:
     """The keyword half, then this thread's share of the semantic half's product (the longer
     of the two at scale: gitmem.index.vectors), the one the thread `recalling` runs."""
     keyword = _keyword(index, query, depth, options)

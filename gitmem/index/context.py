@@ -1,0 +1,102 @@
+"""Writing the records' context and the sources' documents into the index, in a full build and
+in a catch-up (what they are: gitmem.index.neighbours; how recall uses them: docs/search.md).
+
+Layout beside the catalog: `neighbours.sqlite` (the facts contexts are made of) and
+`sources/`, a keyword index with one document per source, keyed by the source's name. A
+record's context is a field of its own document in the keyword index (`text/`), so a change
+of a record writes again the documents of the records whose context it is in: at most
+2 × WINDOW and its links, each keeping its key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.index.neighbours import FILE, Neighbours
+from gitmem.index.textdoc import TextDoc, TextFields, text_fields, with_context
+from gitmem.index.textindex import TextIndex
+
+if TYPE_CHECKING:
+    from gitmem.store.record import Record
+
+__all__ = ["SOURCES", "Held", "fill", "open_parts", "rewrite"]
+
+SOURCES = "sources"
+Held = list[tuple[Sequence[TextFields], int]]  # a full build's documents and their first keys
+
+
+def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
+    """The facts (read-only) and the sources' index of the build in `root`."""
+    return Neighbours(root / FILE, readonly=True), TextIndex.open(root / SOURCES)
+
+
+def fill(
+    root: Path,
+    held: Held,
+    add: Callable[[Sequence[TextFields], int], None],
+    records: Iterable[Record],
+) -> None:
+    """A full build's second pass: the facts of every record (`records`), then each held
+    batch of documents with its context, then the sources' index."""
+    facts = Neighbours(root / FILE, create=True)
+    try:
+        facts.put(records)
+        contexts = facts.every_context()
+        for texts, first in held:
+            add([with_context(t, contexts.get(t[0]["id"], "")) for t in texts], first)
+        sources = TextIndex.create(_fresh(root / SOURCES))
+        with sources.filling() as put:
+            put(
+                [text_fields(_source_doc(s, facts.source_text(s))) for s in facts.all_sources()], -1
+            )
+        facts.commit()
+    finally:
+        facts.close()
+
+
+def rewrite(
+    root: Path,
+    text: TextIndex,
+    written: Sequence[TextDoc],
+    records: Sequence[Record],
+    removed: set[str],
+) -> None:
+    """A catch-up's keyword writes: `written` (the documents of the changed `records`) with
+    their context, the documents of the records whose context changed with theirs, `removed`
+    dropped; then the documents of the sources touched."""
+    facts = Neighbours(root / FILE)
+    try:
+        touched = {r.id for r in records} | removed
+        around = facts.around(touched)
+        sources = set(facts.sources(touched).values())
+        facts.put(records)
+        facts.drop(sorted(removed))
+        around |= facts.around(touched)
+        sources |= set(facts.sources(touched).values())
+        written = [replace(d, context=facts.context(d.id)) for d in written]
+        stored = text.stored(around - touched)
+        again = [replace(d, context=facts.context(d.id)) for d in stored]
+        # A neighbour whose context did not change keeps its document as it is.
+        docs = [*written, *(new for old, new in zip(stored, again, strict=True) if new != old)]
+        text.write(docs, sorted(removed))
+        made = [(s, facts.source_text(s)) for s in sorted(sources)]
+        TextIndex.open(root / SOURCES).write(
+            [_source_doc(s, body) for s, body in made if body], [s for s, body in made if not body]
+        )
+        facts.commit()
+    finally:
+        facts.close()
+
+
+def _source_doc(source: str, body: str) -> TextDoc:
+    blob = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()
+    return TextDoc(source, blob, "", "", body, (), "source")
+
+
+def _fresh(directory: Path) -> Path:
+    directory.mkdir()
+    return directory

@@ -1,0 +1,199 @@
+"""Context-aware recall (issue 21): a record is found through its neighbours in its source and
+its links, a matching source lifts its records, and the index keeps both current by catch-up
+exactly as a rebuild makes them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from test_index import reopened, tiny, tiny_model_dir  # noqa: F401  (a fixture)
+
+from gitmem.api import Store
+from gitmem.index.neighbours import FILE, Neighbours
+from gitmem.recall.recall import DEFAULTS
+
+START = datetime(2029, 3, 1, 9, 0, tzinfo=UTC)
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+PLAIN = replace(DEFAULTS, context_weight=0.0, source_prior=0.0)
+QUERIES = [
+    "bicycle colour",
+    "red",
+    "tandem race",
+    "garden tomatoes",
+    "harbour ferry timetable",
+    "kettle",
+    "PAY-1423 refund",
+    "",
+]
+# Three sources of several turns, one record without a source; each turn's time is its order.
+TURNS = {
+    "session:1": [
+        "I bought a new bicycle last week",
+        "What colour is it?",
+        "It's red!",
+        "Nice, do you ride to work?",
+        "Every day, unless it rains",
+    ],
+    "session:2": [
+        "The garden is full of tomatoes",
+        "Do you make sauce?",
+        "Every August, with basil",
+    ],
+    "session:3": [
+        "The harbour ferry changed its timetable",
+        "Now it leaves at seven",
+        "That is early",
+        "Refund asked in PAY-1423",
+    ],
+}
+
+
+def fill(store: Store) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    at = START
+    for source, turns in TURNS.items():
+        for n, text in enumerate(turns):
+            at += timedelta(minutes=1)
+            rid = store.record(
+                "fact", text, title=f"turn {n}", agent="a", source=source, now=at
+            ).record.id
+            ids.setdefault(source, []).append(rid)
+    return ids
+
+
+def answers(store: Store) -> list[list[tuple[str, float]]]:
+    out = []
+    for options in (DEFAULTS, PLAIN):
+        for mode in ("keyword", "hybrid"):
+            for q in QUERIES:
+                hits = store.recall(q, mode=mode, now=NOW, limit=6, options=options).hits
+                out.append([(h.id, h.score) for h in hits])
+    return out
+
+
+@pytest.fixture
+def talk(store_path: Path, tiny_model_dir: Path) -> tuple[Store, dict[str, list[str]]]:  # noqa: F811
+    store = Store.open(store_path)
+    store.use_model(tiny(tiny_model_dir))
+    return store, fill(store)
+
+
+def test_a_turn_is_found_through_its_neighbours_in_time(
+    talk: tuple[Store, dict[str, list[str]]],
+) -> None:
+    store, ids = talk
+    # A word only its neighbours have finds it, below the records that hold the word.
+    plain = store.recall("bicycle", mode="keyword", now=NOW, options=PLAIN).hits
+    assert [h.id for h in plain] == [ids["session:1"][0]]
+    lent = [h.id for h in store.recall("bicycle", mode="keyword", now=NOW).hits]
+    assert lent[0] == ids["session:1"][0]
+    assert set(lent[1:]) == {ids["session:1"][1], ids["session:1"][2]}  # ±2 turns, no further
+
+
+def test_context_follows_links_both_ways_and_leaves_with_a_forgotten_record(
+    talk: tuple[Store, dict[str, list[str]]],
+) -> None:
+    store, ids = talk
+    kettle = store.record("fact", "The kettle is descaled monthly", title="kettle", agent="a")
+    linker = store.record(
+        "fact", "Chores list", title="chores", agent="a", links=[kettle.record.id]
+    ).record.id
+    found = {h.id for h in store.recall("kettle", mode="keyword", now=NOW).hits}
+    assert linker in found  # it links to the kettle note
+    tomato = ids["session:2"][0]
+    store.amend(kettle.record.id, {"links": [tomato]})
+    found = {h.id for h in store.recall("kettle", mode="keyword", now=NOW).hits}
+    assert tomato in found  # the kettle note links to it now
+    store.forget(kettle.record.id, reason="moved")
+    assert store.recall("kettle", mode="keyword", now=NOW).hits == ()
+
+
+def test_a_matching_source_lifts_its_records(talk: tuple[Store, dict[str, list[str]]]) -> None:
+    store, ids = talk
+    # "early" is one turn of session 3, "ferry timetable" its first: the session matches.
+    query = "early ferry"
+    with_prior = store.recall(
+        query, mode="keyword", now=NOW, options=replace(DEFAULTS, context_weight=0.0)
+    )
+    without = store.recall(query, mode="keyword", now=NOW, options=PLAIN)
+    lifted = {h.id: h.fused for h in with_prior.hits}
+    plain = {h.id: h.fused for h in without.hits}
+    for rid in set(lifted) & set(ids["session:3"]):
+        assert lifted[rid] > plain[rid]
+
+
+def test_catch_up_equals_rebuild_with_sources_supersedes_forgets_and_links(
+    talk: tuple[Store, dict[str, list[str]]],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    store, ids = talk
+    answers(store)  # the index is built
+    one, two, three = ids["session:1"], ids["session:2"], ids["session:3"]
+    steps: list[Callable[[], object]] = [
+        lambda: store.supersede(
+            one[2], "It's blue now, repainted", title="turn 2", source="session:1"
+        ),
+        lambda: store.forget(two[1], reason="wrong"),
+        lambda: store.record("fact", "A tandem race", title="x", agent="a", links=[one[0]]),
+        lambda: store.amend(three[0], {"links": [two[0]]}),
+        lambda: store.record(
+            "fact", "Ferry tickets are cheaper", title="t", agent="a", source="session:3", now=START
+        ),
+        lambda: store.forget(three[3], reason="closed"),
+    ]
+    for n, step in enumerate(steps):
+        step()
+        if n % 2:  # a catch-up after one change, or after two
+            store.index().ensure_current()
+    incremental = answers(store)
+    facts = _facts(store)
+    shutil.rmtree(store.cache_dir)
+    again = reopened(store.root, tiny_model_dir)
+    rebuilt = answers(again)
+    assert [[i for i, _ in rows] for rows in rebuilt] == [
+        [i for i, _ in rows] for rows in incremental
+    ]
+    for rows, expected in zip(rebuilt, incremental, strict=True):  # float32 sums: ~1e-7
+        assert [s for _, s in rows] == pytest.approx([s for _, s in expected], rel=1e-5)
+    assert _facts(again) == facts
+
+
+def _facts(store: Store) -> dict[str, str]:
+    """Every active record's context, and every source's document, as the index holds them."""
+    store.index().ensure_current()
+    facts = Neighbours(store.cache_dir / "index" / FILE, readonly=True)
+    try:
+        out = {r.id: facts.context(r.id) for r in store.records()}
+        # A full build's way of making them all at once agrees with the catch-up's.
+        assert facts.every_context() == {
+            rid: c for rid, c in out.items() if rid in facts.every_context()
+        }
+        assert all(not c for rid, c in out.items() if rid not in facts.every_context())
+        out |= {f"source {s}": facts.source_text(s) for s in facts.all_sources()}
+    finally:
+        facts.close()
+    return out
+
+
+def test_explain_shows_own_bm25_the_context_share_and_the_prior(store_path: Path, gm) -> None:  # type: ignore[no-untyped-def]
+    store = Store.open(store_path)
+    ids = fill(store)
+    shown = gm("recall", "bicycle", "--mode", "keyword", "--explain").out
+    lines = shown.splitlines()
+    first, second = lines[1], lines[3]  # each hit, then its explanation
+    assert ids["session:1"][0] in lines[0]
+    # The record that names the bicycle scores by its own text; its neighbour by context alone.
+    own = first.split("bm25 ")[1].split(",")[0]
+    assert "context 0.000" in first and float(own) > 0
+    bm25, context = second.split("bm25 ")[1].split(")")[0].split(", context ")
+    assert float(bm25) == pytest.approx(float(context)) and float(context) > 0
+    assert "prior ×1.500" in first  # its source's document is the only one that matches
+    data = json.loads(gm("recall", "bicycle", "--mode", "keyword", "--json", "--explain").out)
+    assert data["hits"][0]["prior"] == 1.5
+    assert data["hits"][1]["keyword_score"] == pytest.approx(data["hits"][1]["context_score"])
