@@ -34,6 +34,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ann, "THRESHOLD", 10)
+    monkeypatch.setattr(ann, "LAZY_ROWS", 0)  # every catch-up brings the graph up to date
 
 
 def clustered(rows: int, dim: int, seed: int = 3) -> np.ndarray:  # type: ignore[type-arg]
@@ -143,6 +144,22 @@ def test_a_damaged_graph_is_ignored_by_readers_and_built_again_by_the_next_write
     assert any("vector graph" in n and "building it again" in n for n in result.notices)
     assert graph.stat().st_size > 64
     assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+
+
+def test_a_graph_a_little_behind_is_left_for_readers_to_complete(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ann, "LAZY_ROWS", 1000)
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    first = _stamp(store)
+    ids = [r.id for r in store.records()]
+    store.forget(ids[1], reason="wrong")
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    behind = _answers(store)
+    assert _stamp(store) == first  # not saved again ...
+    shutil.rmtree(store.cache_dir)
+    assert _answers(reopened(store.root, tiny_model_dir)) == behind  # ... and the same answers
 
 
 def test_small_stores_keep_exact_ranking_and_no_graph(

@@ -17,8 +17,7 @@ the index costs time, never answers. A graph that cannot be read (damaged, half-
 another usearch) is ignored by readers and built again by the next writer.
 
 usearch is optional (`pip install 'gitmem[scale]'`): without it every store is ranked exactly,
-as before, and `notice()` says what a store past the threshold is missing. This module is its
-only importer.
+as before. This module is its only importer.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from typing import Any
 
 from gitmem.atomic import replace_file
 
-__all__ = ["THRESHOLD", "Graph", "available", "graph_paths", "notice", "open_graph", "refresh"]
+__all__ = ["THRESHOLD", "Graph", "available", "graph_paths", "open_graph", "refresh"]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
@@ -51,16 +50,6 @@ def available() -> bool:
         return importlib.util.find_spec("usearch") is not None
     except (ImportError, ValueError):
         return False
-
-
-def notice(rows: int) -> str | None:
-    """What to tell the user of an index of `rows` live rows ranked exactly for want of usearch."""
-    if rows < THRESHOLD or available():
-        return None
-    return (
-        f"the search index holds {rows} vectors and ranks them all on every recall; "
-        "pip install 'gitmem[scale]' makes that approximate and much faster (docs/scaling.md)"
-    )
 
 
 def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
@@ -155,6 +144,8 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
         stamp_path.unlink(missing_ok=True)
         return None
     stamp = _read_stamp(stamp_path)
+    if stamp is not None and _lazy(path, stamp, rows, dead, dim):
+        return None
     index, said = None, None
     if stamp is not None and stamp.vectors == vectors_name and stamp.dim == dim:
         index = _load(path, view=False)
@@ -191,6 +182,26 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
 
 
 _ADD_BATCH = 65_536
+# Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
+# loads, updates and saves it again: readers rank those appended rows exactly and filter the
+# dead ones, ~2 ms at this many, while loading and saving the graph of a million rows is
+# seconds, more than a catch-up's budget.
+LAZY_ROWS = 16_384
+
+
+def _lazy(path: Path, stamp: Stamp, rows: int, dead: Any, dim: int) -> bool:
+    """Whether the saved graph is near enough (and readable, by its header) to leave as is."""
+    if stamp.covered > rows or rows - stamp.covered > LAZY_ROWS:
+        return False
+    if int(dead[: stamp.covered].sum()) - stamp.removed > LAZY_ROWS:
+        return False
+    from usearch.index import Index
+
+    try:
+        header = Index.metadata(str(path))
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return header is not None and header.get("dimensions") == dim
 
 
 def _save(index: Any, path: Path) -> None:
