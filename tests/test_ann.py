@@ -17,6 +17,7 @@ from tinymodel import build_tiny_model
 
 from gitmem.api import Store
 from gitmem.index import ann
+from gitmem.index.entries import Filter
 from gitmem.index.vectors import GraphRanking, Ranking, VectorFile, normalise
 
 pytest.importorskip("usearch")
@@ -169,3 +170,18 @@ def test_small_stores_keep_exact_ranking_and_no_graph(
     store = _searchable(store_path, tiny_model_dir, 5)
     _answers(store)
     assert not list((store.cache_dir / "index").glob("ann-*"))
+
+
+def test_the_numpy_free_path_leaves_a_graph_indexed_store_to_numpys(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None
+) -> None:
+    """`gitmem recall`'s fast path ranks exactly without numpy; with a graph it must not, or
+    the CLI and the API would answer differently."""
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    half = store.index()._semantic_half()
+    assert half.without_numpy("retry webhook", 5, Filter()) is None
+    for graph in (store.cache_dir / "index").glob("ann-*"):
+        graph.unlink()
+    exact = reopened(store.root, tiny_model_dir).index()._semantic_half()
+    assert exact.without_numpy("retry webhook", 5, Filter())  # ranked, exactly

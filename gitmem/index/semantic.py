@@ -72,11 +72,11 @@ class SemanticHalf:
         self._rows, self._facts = None, False
         self._graph_opened = False
 
-    def _graph_named(self) -> bool:
-        """Whether the vector file the catalog names has a graph beside it (a stat, no import)."""
+    def _graph_named(self, vectors: str) -> bool:
+        """Whether the vector file `vectors` has a graph beside it (a stat; numpy not loaded)."""
         from gitmem.index.ann import graph_paths
 
-        return graph_paths(self._root, self._vectors().path.name)[1].exists()
+        return graph_paths(self._root, vectors)[1].exists()
 
     def _graph(self) -> Any:
         """The vector graph of the mapped file (gitmem.index.ann), opened once per commit
@@ -133,11 +133,11 @@ class SemanticHalf:
         cannot read without numpy, a damaged vector file): then numpy's path answers."""
         from gitmem.index import literank
 
-        if not literank.available() or self._graph_named():
-            return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
-        stored = self._lite_facts()
-        if stored is None:
+        if not literank.available():
             return None
+        stored = self._lite_facts()
+        if stored is None or self._graph_named(stored.vectors):
+            return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
         facts, path = stored.facts, self._root / stored.vectors  # the file they describe
         try:
             dim = self._model.dim
