@@ -191,7 +191,8 @@ class GraphRanking:
     """Ranking's `top` for an index past gitmem.index.ann's threshold: the rows its graph
     proposes, and every row appended since the graph was saved, scored exactly (their cosines
     are the vector file's, as Ranking's), never those `hide` marks. Approximate in which rows
-    it finds (recall@10 against exact >= 0.98, docs/scaling.md), not in their scores."""
+    it finds (recall@10 against exact: docs/benchmarks.md, "A million records"), not in their
+    scores."""
 
     def __init__(self, matrix: Matrix, query: Matrix, graph: Any, hide: Any) -> None:
         self._matrix, self._graph, self._hide = matrix, graph, hide
