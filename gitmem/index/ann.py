@@ -40,8 +40,8 @@ _VERSION = 1
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 128
 # How far the search looks. On the benchmark's vectors (docs/benchmarks.md, "A million
-# records") recall@10 against exact was 0.981 / 0.996 / 0.999 at 128 / 256 / 512 for 50k rows,
-# and 0.953 at 128 for 200k: it falls as rows grow, so 512 (7 ms a query at 50k, loaded host).
+# records") recall@10 against exact at 128 / 256 / 512 was 0.981 / 0.996 / 0.999 for 50k rows
+# and 0.953 / 0.981 / 0.991 for 200k (4.7 ms a query at 512, loaded host): it falls as rows grow.
 _EXPANSION_SEARCH = 512
 
 
