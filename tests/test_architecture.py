@@ -52,6 +52,7 @@ OWNERS: dict[str, set[str]] = {
     "pygit2": {"store/gitread.py", "store/git.py"},
     "yaml": {"store/recordfile.py"},
     "tantivy": {"index/textindex.py"},
+    "usearch": {"index/ann.py"},  # optional: the `scale` extra
     "model2vec": {"index/embedding.py"},
     "tokenizers": {"index/embedding.py"},
     "huggingface_hub": {"index/embedding.py"},

@@ -244,6 +244,7 @@ class Index:
             return
         if vectors is not None and catalog.next_row() > 1.5 * catalog.live_rows() + 64:
             self._compact()
+        self._refresh_graph()
 
     def _rebuild(self, progress: Progress | None) -> None:
         with translated(self.root):
@@ -266,6 +267,26 @@ class Index:
         shutil.rmtree(old, ignore_errors=True)
         if self._load() is not None:
             raise GitmemError(f"the search index at {self.root} could not be rebuilt")
+        self._refresh_graph()
+
+    def _refresh_graph(self) -> None:
+        """Keep a large index's vector graph current (gitmem.index.ann; under the lock)."""
+        vectors = self._vectors_file()
+        if vectors is None or self._catalog is None:
+            return
+        from gitmem.index.ann import THRESHOLD
+
+        catalog = self._catalog
+        live = catalog.live_rows()
+        if live < THRESHOLD and not any(self.root.glob("ann-*")):
+            return  # a small index, ranked exactly, never had a graph
+        from gitmem.index.vectors import refresh_graph
+
+        stored = catalog.row_facts()
+        parts = None if stored is None else stored.facts.parts
+        said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
+        if said:
+            self.notices.append(said)
 
     def _writer(self) -> CatchUp:
         from gitmem.index.catchup import CatchUp  # here: a recall of a current index never writes

@@ -63,11 +63,30 @@ class SemanticHalf:
         self._matrix_name = ""  # the vector file mapped as _matrix
         self._matrix: Any = None
         self._matrix_key: tuple[int, ...] | None = None
+        self._graph_opened = False  # the vector graph looked for (gitmem.index.ann) ...
+        self._graph_open: Any = None  # ... and what was found
 
     def new_commit(self) -> None:
         """Forget what the last commit seen said of the rows (the mapping stays)."""
         self._owner_cache.clear()
         self._rows, self._facts = None, False
+        self._graph_opened = False
+
+    def _graph_named(self, vectors: str) -> bool:
+        """Whether the vector file `vectors` has a graph beside it (a stat; numpy not loaded)."""
+        from gitmem.index.ann import graph_paths
+
+        return graph_paths(self._root, vectors)[1].exists()
+
+    def _graph(self) -> Any:
+        """The vector graph of the mapped file (gitmem.index.ann), opened once per commit
+        seen; None for an index ranked exactly (small, no usearch, no graph built yet)."""
+        if not self._graph_opened:
+            from gitmem.index.ann import open_graph
+
+            self._graph_opened = True
+            self._graph_open = open_graph(self._root, self._matrix_name, self._model.dim)
+        return self._graph_open
 
     def search(
         self, query: str, n: int, flt: Filter, *, without_numpy: bool
@@ -88,6 +107,11 @@ class SemanticHalf:
         rows = self._row_arrays() if flt.status_only else None
         if rows is not None:  # the filter asks only about status: the row facts know it
             hide = rows.dead if flt.include_superseded else rows.hidden
+            graph = self._graph()
+            if graph is not None:  # a large index (gitmem.index.ann)
+                from gitmem.index.vectors import GraphRanking
+
+                return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
             return self._best_records(Ranking(matrix, q, None, hide), rows, n)
         subset = None if allowed is None else self._catalog.rows_of(allowed)
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
@@ -112,8 +136,8 @@ class SemanticHalf:
         if not literank.available():
             return None
         stored = self._lite_facts()
-        if stored is None:
-            return None
+        if stored is None or self._graph_named(stored.vectors):
+            return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
         facts, path = stored.facts, self._root / stored.vectors  # the file they describe
         try:
             dim = self._model.dim
@@ -261,6 +285,7 @@ class SemanticHalf:
             # Another process's compaction renumbers rows into a new file under the same stamp.
             self._owner_cache.clear()
             self._rows, self._facts = None, False
+            self._graph_opened = False
         return self._matrix
 
 

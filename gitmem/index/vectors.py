@@ -21,6 +21,7 @@ from gitmem.atomic import replace_file
 from gitmem.index.blas import BLOCK_ROWS, THREAD_LIMIT, Controls, openblas
 
 __all__ = [
+    "GraphRanking",
     "Matrix",
     "Ranking",
     "RowArrays",
@@ -28,6 +29,7 @@ __all__ = [
     "help_products",
     "normalise",
     "query_row",
+    "refresh_graph",
     "top_rows",
 ]
 
@@ -183,6 +185,59 @@ class Ranking:
         order = np.lexsort((rows, -best))  # by score, best first, then by row
         # tolist: Python numbers in one call (a float32 becomes the float it is exactly).
         return list(zip(rows[order].tolist(), best[order].tolist(), strict=True))
+
+
+class GraphRanking:
+    """Ranking's `top` for an index past gitmem.index.ann's threshold: the rows its graph
+    proposes, and every row appended since the graph was saved, scored exactly (their cosines
+    are the vector file's, as Ranking's), never those `hide` marks. Approximate in which rows
+    it finds (recall@10 against exact: docs/benchmarks.md, "A million records"), not in their
+    scores."""
+
+    def __init__(self, matrix: Matrix, query: Matrix, graph: Any, hide: Any) -> None:
+        self._matrix, self._graph, self._hide = matrix, graph, hide
+        self._q = query.reshape(-1).astype(np.float32, copy=False)
+        self._covered = min(graph.covered, matrix.shape[0])
+        self._tail = np.arange(self._covered, matrix.shape[0], dtype=np.int64)
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        if k <= 0 or not self._q.any():
+            return []
+        ask = max(2 * k, k + 64)
+        while True:
+            found = self._graph.search(self._q, ask).astype(np.int64)
+            found = found[found < self._covered]  # a newer graph than this mapping
+            rows = np.unique(np.concatenate([found, self._tail]))
+            if self._hide is not None:
+                rows = rows[~self._hide[rows]]
+            if rows.size >= k or found.size < ask or ask >= self._covered:
+                break
+            ask *= 4  # the filter hid most of what the graph found
+        if not rows.size:
+            return []
+        # Row by row, not BLAS: a BLAS product may round a row by where it lies among the
+        # others, and the rows gathered here differ between a catch-up and a rebuild.
+        scores = np.einsum("ij,j->i", self._matrix[rows], self._q)
+        order = np.lexsort((rows, -scores))
+        if order.size > k:  # the k best and any that tie with the k-th
+            order = order[scores[order] >= scores[order[k - 1]]]
+        return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
+
+
+def refresh_graph(
+    root: Path, vectors: VectorFile, parts: Mapping[str, Any] | None, rows: int, live: int
+) -> str | None:
+    """Bring the vector graph (gitmem.index.ann) up to the first `rows` rows of `vectors`,
+    with `parts` the catalog's row facts (RowFacts.parts); a notice if it had to be built
+    anew. Nothing to do (and nothing read) for a small index that never had one."""
+    from gitmem.index import ann
+
+    if live < ann.THRESHOLD and not any(root.glob("ann-*")):
+        return None
+    facts = None if parts is None else RowArrays.of(parts, rows, lambda rows: [])
+    if facts is None:  # no row facts (an older gitmem's catalog): exact until they are
+        return None
+    return ann.refresh(root, vectors.path.name, vectors.matrix(rows), facts.dead)
 
 
 _SAMPLE_STEP = 16

@@ -1,0 +1,187 @@
+"""The vector graph of a large index (gitmem.index.ann): near enough to exact, kept current by
+the catch-up as a rebuild would make it, and rebuilt when damaged. The threshold is lowered so
+that a store of a few dozen records counts as large."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_index import fill, reopened
+from tinymodel import build_tiny_model
+
+from gitmem.api import Store
+from gitmem.index import ann
+from gitmem.index.entries import Filter
+from gitmem.index.vectors import GraphRanking, Ranking, VectorFile, normalise
+
+pytest.importorskip("usearch")
+
+WORDS = "cache webhook retry postgres deploy session token queue schema latency".split()
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("model") / "tiny"
+    build_tiny_model(out)
+    return out
+
+
+@pytest.fixture
+def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann, "THRESHOLD", 10)
+    monkeypatch.setattr(ann, "LAZY_ROWS", 0)  # every catch-up brings the graph up to date
+
+
+def clustered(rows: int, dim: int, seed: int = 3) -> np.ndarray:  # type: ignore[type-arg]
+    """Unit vectors around 50 centres: neighbours that are near, as real embeddings have."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(50, dim))
+    return normalise(centres[rng.integers(0, 50, rows)] + 0.6 * rng.normal(size=(rows, dim)))
+
+
+def test_recall_at_10_against_exact(tmp_path: Path, small_threshold: None) -> None:
+    vectors = clustered(6000, 32)
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(vectors)
+    dead = np.zeros(6000, dtype=bool)
+    dead[::7] = True  # rows whose record changed: never proposed
+    assert ann.refresh(tmp_path, file.path.name, file.matrix(6000), dead) is None
+    graph = ann.open_graph(tmp_path, file.path.name, 32)
+    assert graph is not None and graph.covered == 6000
+    queries = clustered(100, 32, seed=9)
+    found = 0
+    for q in queries:
+        exact = {row for row, _ in Ranking(file.matrix(6000), q, None, dead.copy()).top(10)}
+        approximate = GraphRanking(file.matrix(6000), q, graph, dead).top(10)
+        assert not any(dead[row] for row, _ in approximate)
+        found += len(exact & {row for row, _ in approximate[:10]})
+    assert found / (10 * len(queries)) >= 0.98
+
+
+def test_a_graph_behind_the_vector_file_ranks_the_newer_rows_exactly(
+    tmp_path: Path, small_threshold: None
+) -> None:
+    vectors = clustered(3000, 32)
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(vectors[:2000])
+    ann.refresh(tmp_path, file.path.name, file.matrix(2000), np.zeros(2000, dtype=bool))
+    file.append(vectors[2000:])  # an update the graph has not seen
+    graph = ann.open_graph(tmp_path, file.path.name, 32)
+    assert graph is not None and graph.covered == 2000
+    q = vectors[2500]
+    top = GraphRanking(file.matrix(3000), q, graph, None).top(1)
+    assert top[0][0] == 2500 and top[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def _searchable(root: Path, model: Path, count: int) -> Store:
+    store = reopened(root, model)
+    fill(store)
+    rng = random.Random(5)
+    for i in range(count):
+        text = " ".join(rng.choice(WORDS) for _ in range(12))
+        store.record("fact", f"{text} ({i})", title=f"Note {i} {text[:30]}", agent="a")
+    return store
+
+
+QUERIES = ["retry webhook deliveries", "postgres session", "deploy queue latency", "cache"]
+
+
+def _answers(store: Store) -> list[list[tuple[str, float]]]:
+    now = datetime(2030, 1, 1, tzinfo=UTC)  # decay measured from one moment
+    return [
+        [(h.id, round(h.score, 6)) for h in store.recall(q, limit=5, now=now).hits] for q in QUERIES
+    ]
+
+
+def _stamp(store: Store) -> dict[str, object]:
+    found = sorted((store.cache_dir / "index").glob("ann-*.json"))
+    assert len(found) == 1, found
+    data: dict[str, object] = json.loads(found[0].read_text())
+    return data
+
+
+def test_graph_kept_current_by_the_catch_up_answers_as_a_rebuilt_one(
+    store_path: Path,
+    tiny_model_dir: Path,
+    small_threshold: None,
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)  # built, with its graph
+    first = _stamp(store)
+    ids = [r.id for r in store.records()]
+    store.supersede(ids[0], "Retry with jitter now.", title="Retry webhooks with jitter")
+    store.forget(ids[1], reason="wrong")
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    incremental = _answers(store)
+    caught_up = _stamp(store)
+    assert caught_up["vectors"] == first["vectors"]  # the same graph, added to ...
+    assert int(caught_up["covered"]) > int(first["covered"])  # type: ignore[call-overload]
+    assert int(caught_up["removed"]) > int(first["removed"])  # type: ignore[call-overload]
+    shutil.rmtree(store.cache_dir)
+    rebuilt = reopened(store.root, tiny_model_dir)
+    assert _answers(rebuilt) == incremental
+    assert any(incremental)
+
+
+def test_a_damaged_graph_is_ignored_by_readers_and_built_again_by_the_next_write(
+    store_path: Path,
+    tiny_model_dir: Path,
+    small_threshold: None,
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    before = _answers(store)
+    graph = next((store.cache_dir / "index").glob("ann-*.usearch"))
+    graph.write_bytes(b"\0" * 64)  # damage the disk could do
+    again = reopened(store.root, tiny_model_dir)
+    assert _answers(again) == before  # ranked exactly meanwhile
+    again.record("fact", "Queues drain before deploys.", title="Drain queues")
+    result = again.recall("queue deploy")
+    assert any("vector graph" in n and "building it again" in n for n in result.notices)
+    assert graph.stat().st_size > 64
+    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+
+
+def test_a_graph_a_little_behind_is_left_for_readers_to_complete(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ann, "LAZY_ROWS", 1000)
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    first = _stamp(store)
+    ids = [r.id for r in store.records()]
+    store.forget(ids[1], reason="wrong")
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    behind = _answers(store)
+    assert _stamp(store) == first  # not saved again ...
+    shutil.rmtree(store.cache_dir)
+    assert _answers(reopened(store.root, tiny_model_dir)) == behind  # ... and the same answers
+
+
+def test_small_stores_keep_exact_ranking_and_no_graph(
+    store_path: Path,
+    tiny_model_dir: Path,
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 5)
+    _answers(store)
+    assert not list((store.cache_dir / "index").glob("ann-*"))
+
+
+def test_the_numpy_free_path_leaves_a_graph_indexed_store_to_numpys(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None
+) -> None:
+    """`gitmem recall`'s fast path ranks exactly without numpy; with a graph it must not, or
+    the CLI and the API would answer differently."""
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    half = store.index()._semantic_half()
+    assert half.without_numpy("retry webhook", 5, Filter()) is None
+    for graph in (store.cache_dir / "index").glob("ann-*"):
+        graph.unlink()
+    exact = reopened(store.root, tiny_model_dir).index()._semantic_half()
+    assert exact.without_numpy("retry webhook", 5, Filter())  # ranked, exactly
