@@ -14,7 +14,7 @@ from gitmem.atomic import replace_file
 if TYPE_CHECKING:
     from gitmem.api import Store
 
-__all__ = ["save_state", "sync_status"]
+__all__ = ["load_state", "save_state", "sync_status"]
 
 STATE_NAME = "gitmem-sync.json"
 
@@ -33,7 +33,7 @@ def sync_status(store: Store, remote: str = "origin") -> dict[str, Any]:
         return {"remote": None}
     head = repo.head()
     tip = repo.resolve(f"refs/remotes/{remote}/{repo.branch()}")
-    state = _load_state(repo.git_dir)
+    state = load_state(repo.git_dir)
     pushed_local, pushed_public = state.get("local"), state.get("public")
     hide = [c for c in (tip, pushed_local) if c and repo.resolve(c)]
     ahead = [
@@ -52,7 +52,7 @@ def sync_status(store: Store, remote: str = "origin") -> dict[str, Any]:
     }
 
 
-def _load_state(git_dir: Path) -> dict[str, Any]:
+def load_state(git_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads((git_dir / STATE_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
