@@ -70,22 +70,18 @@ def fetch_refspec(remote: str) -> str:
     return f"+{DEVICE_PREFIX}*:{tracking_prefix(remote)}*"
 
 
-def new_tips(
-    repo: GitRepo, remote: str, branch_tip: str | None, head: str
-) -> list[tuple[str, str]]:
-    """(remote ref, commit) for each fetched tip (the branch's and every device's) not yet in
-    `head`, one per commit, newest first, so that an older tip is usually inside one
-    integrated before it and costs an ancestry check; ties by id, so the order depends only on
-    the tips."""
+def new_tips(repo: GitRepo, remote: str, branch_tip: str | None) -> list[tuple[str, str]]:
+    """(remote ref, commit) for each fetched tip (the branch's and every device's), one per
+    commit, newest first, so that an older tip is usually inside one integrated before it
+    and costs one merge-base walk; ties by id, so the order depends only on the tips."""
     tips: dict[str, str] = {}
     if branch_tip is not None:
         tips[branch_tip] = "the branch"
     prefix = tracking_prefix(remote)
     for ref, tip in sorted(repo.refs(prefix).items()):
         tips.setdefault(tip, DEVICE_PREFIX + ref.removeprefix(prefix))
-    fresh = [t for t in tips if not repo.is_ancestor(t, head)]
-    fresh.sort(key=lambda t: (-repo.commit(t).committed.timestamp(), t))
-    return [(tips[t], t) for t in fresh]
+    order = sorted(tips, key=lambda t: (-repo.commit(t).committed.timestamp(), t))
+    return [(tips[t], t) for t in order]
 
 
 @dataclass(frozen=True)

@@ -77,55 +77,61 @@ def _integrate_locked(
         )
     publisher = Publisher(repo)
     public = publisher.twin(head, tips)
-    tips = [t for t in dict.fromkeys(tips) if not repo.is_ancestor(t, public)]
-    bases = {t: repo.merge_base(public, t) for t in tips}
-    left_out = tuple(t for t in tips if bases[t] is None and t in optional)
-    if any(bases[t] is None and t not in optional for t in tips):
-        raise GitmemError(
-            f"the remote {remote} holds a different memory: its history shares no "
-            "commit with this store, so nothing was changed here — to use that memory, "
-            f'run "gitmem clone URL NEWPATH"; to publish this one, point the remote at '
-            'an empty repository with "gitmem remote set URL"'
-        )
-    tips = [t for t in tips if t not in left_out]
-    step = Step(head, public, left_out=left_out)
-    if tips:
-        arriving = repo.diff(bases[tips[0]], tips[0])
+    fresh: dict[str, str] = {}  # tip -> its merge base with public, for the tips not in it
+    left_out: list[str] = []
+    for tip in dict.fromkeys(tips):
+        base = repo.merge_base(public, tip)
+        if base is None and tip in optional:
+            left_out.append(tip)
+        elif base is None:
+            raise GitmemError(
+                f"the remote {remote} holds a different memory: its history shares no "
+                "commit with this store, so nothing was changed here — to use that memory, "
+                f'run "gitmem clone URL NEWPATH"; to publish this one, point the remote at '
+                'an empty repository with "gitmem remote set URL"'
+            )
+        elif base != tip:
+            fresh[tip] = base
+    step = Step(head, public, left_out=tuple(left_out))
+    if fresh:
+        first, base = next(iter(fresh.items()))
+        arriving = repo.diff(base, first)
         linked = any(c.link for c in arriving)
-        if len(tips) == 1 and public == head and bases[tips[0]] == head and not linked:
-            _fast_forward(store, head, tips[0])  # a merge leaves a link out
-            new = tips[0]
-            step = Step(new, new, len(arriving), fast_forward=True, left_out=left_out)
+        if len(fresh) == 1 and public == head and base == head and not linked:
+            _fast_forward(store, head, first)  # a merge leaves a link out
+            new = first
+            step = Step(new, new, len(arriving), fast_forward=True, left_out=tuple(left_out))
         else:
-            changes, incoming, conflicts, parents = _merge_trees(repo, head, public, tips)
+            changes, incoming, conflicts, parents = _merge_trees(repo, head, fresh)
             message = _merge_message(remote, incoming, conflicts, store.default_agent())
             _refuse_dirty(store, list(changes))
             new = store._commit(changes, message, "", head, check_dirty=False, merged=parents)
             public = publisher.twin(new, tips)
-            step = Step(new, public, incoming, True, False, conflicts, left_out)
+            step = Step(new, public, incoming, True, False, conflicts, tuple(left_out))
         head = new
     publisher.save(head)
     return step
 
 
 def _merge_trees(
-    repo: GitRepo, head: str, public: str, tips: list[str]
+    repo: GitRepo, head: str, fresh: dict[str, str]
 ) -> tuple[dict[str, bytes | None], int, tuple[Conflict, ...], tuple[str, ...]]:
     """Merge `head` with each tip in turn: the writes that turn head's tree into the result,
     and the tips that are parents of the merge (one already inside the merge so far is not).
     Between tips the merged tree lives in a scratch commit no ref names (`git gc` drops it),
     so that the next three-way merge has its base: the scratch commit's parents are the tree
-    merged so far and the tip just merged in. The first base is taken from `public` (head's
-    projection), so that private records are ours alone, as for one tip."""
+    merged so far and the tip just merged in. `fresh`: tip -> its merge base with head's
+    public projection, the base of the first merge, so that private records are ours alone,
+    as for one tip; later ones are based on the merge so far."""
     current = head
     incoming = 0
     conflicts: list[Conflict] = []
     parents: list[str] = []
-    for tip in tips:
-        base = repo.merge_base(public if current == head else current, tip)
+    for tip, public_base in fresh.items():
+        base = public_base if current == head else repo.merge_base(current, tip)
         if base == tip:
             continue  # inside a tip merged before it
-        assert base is not None  # the caller left out the tips that share no commit
+        assert base is not None  # shares a commit with public, which current contains
         plan = plan_merge(repo, base, current, tip)
         incoming += plan.incoming
         conflicts.extend(plan.conflicts)

@@ -164,9 +164,7 @@ def _integrate_all(
     """Integrate the branch's tip and every device's that is new here, in one merge commit.
     A device ref whose history shares nothing with this memory (pushed there by hand) is left
     out with a note: one bad ref must not stop every device's sync."""
-    repo = store.repo
-    head = repo.head()
-    named = new_tips(repo, remote, remote_tip, head) if head else []
+    named = new_tips(store.repo, remote, remote_tip)
     tips = [tip for _, tip in named]
     step = integrate(
         store, remote, tips or remote_tip, deadline, optional={t for t in tips if t != remote_tip}
