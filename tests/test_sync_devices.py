@@ -122,9 +122,12 @@ def test_a_device_ref_with_unrelated_history_is_left_out_with_a_note(
     remote: Path, tmp_path: Path
 ) -> None:
     a = make_clone(remote, "a")
-    other, _ = Store.init(tmp_path / "other")
-    fact(other, "A different memory altogether")
-    git(other.root, "push", "--quiet", str(remote), "HEAD:refs/gitmem/devices/stranger")
+    other = tmp_path / "other"  # plain git, so that no commit can equal the store's first one
+    git(tmp_path, "init", "--quiet", str(other))
+    (other / "notes.md").write_text("A different history altogether\n")
+    git(other, "add", "notes.md")
+    git(other, "commit", "--quiet", "-m", "unrelated")
+    git(other, "push", "--quiet", str(remote), "HEAD:refs/gitmem/devices/stranger")
     mine = fact(a, "Still syncs")
     result = run_sync(a)
     assert any(
