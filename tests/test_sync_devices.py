@@ -202,3 +202,23 @@ def test_the_simulation_of_many_devices_holds_its_checks() -> None:
     assert result["fsck_remote"] and result["fsck_clones"] and result["branch_current"]
     assert result["push_rejections"] == 0 and result["failed_syncs"] == 0
     assert result["device_refs"] == 4  # three clones and the seed
+
+
+def test_status_counts_another_devices_work_not_integrated_yet(remote: Path) -> None:
+    """With a protected branch, other devices' work arrives only on their refs: `behind`
+    (gitmem status, and what purge checks) counts it as of the last fetch."""
+    from gitmem.sync.state import sync_status
+
+    hook = remote / "hooks" / "update"
+    hook.write_text('#!/bin/sh\ncase "$1" in refs/heads/*) exit 1;; esac\n')
+    hook.chmod(0o755)
+    a, b = make_clone(remote, "a"), make_clone(remote, "b")
+    run_sync(a)
+    fact(b, "Only on b's ref")
+    run_sync(b)
+    git(
+        a.root, "fetch", "--quiet", "origin", "+refs/gitmem/devices/*:refs/remotes/origin/devices/*"
+    )
+    assert sync_status(a)["behind"] == 1
+    run_sync(a)
+    assert sync_status(a)["behind"] == 0

@@ -32,7 +32,7 @@ from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError, NotFound, UsageError
 from gitmem.sync.devices import DEVICE_PREFIX, tracking_prefix
 from gitmem.sync.gitcli import Deadline, GitFailed, git_env, remote_url, run_git, shown_url
-from gitmem.sync.state import STATE_NAME, load_state, sync_status
+from gitmem.sync.state import STATE_NAME, sync_status
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -139,14 +139,6 @@ def _refuse_unsafe(store: Store, env: Mapping[str, str], remote: str) -> None:
             "commit them (gitmem validate, then git commit) or discard them, then purge again"
         )
     status = sync_status(store, remote)
-    repo = store.repo
-    # Other devices' refs as last fetched: their commits not here (nor in what this device
-    # pushed, its public projection) would be dropped too.
-    pushed = load_state(repo.git_dir).get("public")
-    hide = [c for c in (repo.head(), pushed) if c and repo.resolve(c)]
-    devices = repo.refs(tracking_prefix(remote)).values()
-    if hide and any(repo.between(tip, hide) for tip in devices):
-        status["behind"] = status.get("behind") or "some"
     if status.get("behind"):
         raise GitmemError(
             f"the remote {remote} has {status['behind']} commit(s) this store has not "
