@@ -270,12 +270,17 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
             ),
             ("state", "string", "`synced`, or `no-remote` (then nothing was done)."),
             ("head", "string or null", "The local branch after the sync."),
-            ("pushed", "string or null", "The public commit the remote now has."),
+            ("pushed", "string or null", "The public commit this device's ref now holds."),
             ("incoming", "integer", "Records and files taken from the remote."),
             ("outgoing", "integer", "Commits sent."),
             ("merged", "boolean", "Whether a merge commit was made."),
             ("fast_forward", "boolean", "Whether the branch moved forward to the remote's."),
-            ("attempts", "integer", "Fetch-integrate-push rounds (more when the remote moved)."),
+            (
+                "attempts",
+                "integer",
+                "Fetch-integrate-push rounds (more when another sync of this clone pushed "
+                "its device ref meanwhile).",
+            ),
             (
                 "conflicts",
                 "array of object",
@@ -293,6 +298,18 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "string",
                 "`current` (caught up), `behind` (the next recall catches up), `unchanged` "
                 "or `skipped` (`--no-index`).",
+            ),
+            (
+                "device",
+                "string or null",
+                "This clone's id: it pushes to `refs/gitmem/devices/<device>` on the remote; "
+                "`null` when no remote is configured.",
+            ),
+            (
+                "branch",
+                "string",
+                "The remote's branch: `advanced` (this sync moved it), `current`, or "
+                "`refused` (another device moved it first; not an error).",
             ),
         ],
     ),

@@ -121,7 +121,7 @@ def test_presence_travels_on_its_own_ref_without_a_commit_on_the_branch(
     assert Coord(b, "bob", "b").agents() == []
     on(a, "a")
     assert a.head() == head  # the sync made no commit for it either
-    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/gitmem/").split() == [
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/gitmem/presence/").split() == [
         "refs/gitmem/presence/a"
     ]
     remote_log = git(remote, "rev-list", "--count", "refs/heads/main")

@@ -263,7 +263,8 @@ def fake_ssh(folder: Path, stderr: str, name: str = "ssh") -> Path:
 def store_state(store: Store) -> tuple[object, ...]:
     """Everything a failed sync must leave alone: HEAD, every ref, git status, the records
     and other tracked files, what waits to be pushed, and the index's files (not the hook's
-    log and settings cache beside it)."""
+    log and settings cache beside it). The other devices' refs as fetched are a cache of the
+    remote that a fetch which worked may fill in before the push fails, like the branch's."""
 
     def files(top: Path, skip: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
         return sorted(
@@ -272,7 +273,8 @@ def store_state(store: Store) -> tuple[object, ...]:
             if p.is_file() and p.relative_to(top).parts[0] not in skip
         )
 
-    refs = git(store.root, "for-each-ref", "--format=%(refname) %(objectname)")
+    listed = git(store.root, "for-each-ref", "--format=%(refname) %(objectname)")
+    refs = [line for line in listed.splitlines() if "/devices/" not in line.split(" ")[0]]
     status = git(store.root, "status", "--porcelain", "--ignored")
     tracked = files(store.root, skip=(".git", ".gitmem"))
     index = files(store.cache_dir / "index")

@@ -183,10 +183,19 @@ class GitRepo(GitReader):
 
     def without(self, commit_id: str, paths: Sequence[str]) -> str:
         """The id of `commit_id`'s tree with these paths left out."""
+        return self.tree_with(commit_id, dict.fromkeys(paths))
+
+    def tree_with(self, commit_id: str, changes: Mapping[str, bytes | None]) -> str:
+        """The id of `commit_id`'s tree with each path written (bytes) or left out (None).
+        Objects only: no ref, no git index, no work tree (a sync's merge of several tips)."""
         tree = self._repo[commit_id].peel(pygit2.Tree)
-        if not paths:
+        if not changes:
             return str(tree.id)
-        tree_id = self._build(tree, {tuple(p.split("/")): None for p in paths})
+        blobs = {
+            tuple(path.split("/")): (None if data is None else self._blob(data))
+            for path, data in changes.items()
+        }
+        tree_id = self._build(tree, blobs)
         if tree_id is None:
             with self._writing(lambda: [(self._objects, 64)]):
                 tree_id = self._repo.TreeBuilder().write()

@@ -136,7 +136,10 @@ class Publisher:
 
     def _twin_parents(self, parents: Sequence[str]) -> list[str]:
         twins = list(dict.fromkeys(self._twins.get(p, p) for p in parents))
-        if len(twins) < 2:
+        if len(twins) < 2 or twins == list(parents):
+            # Every parent public already: kept as they are. Only a parent that twinned to
+            # another commit can have become an ancestor of a sibling, and the check is one
+            # ancestry walk per pair (a sync's merge of twenty devices has twenty parents).
             return twins
         return [t for t in twins if not any(o != t and self.repo.is_ancestor(t, o) for o in twins)]
 

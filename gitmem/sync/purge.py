@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.atomic import replace_file
 from gitmem.errors import GitmemError, NotFound, UsageError
+from gitmem.sync.devices import DEVICE_PREFIX, tracking_prefix
 from gitmem.sync.gitcli import Deadline, GitFailed, git_env, remote_url, run_git, shown_url
 from gitmem.sync.state import STATE_NAME, sync_status
 
@@ -106,6 +107,10 @@ def purge(
             )
         branch = repo.branch()
         tracking = repo.resolve(f"refs/remotes/{remote}/{branch}")
+        prefix = tracking_prefix(remote)
+        devices = {
+            DEVICE_PREFIX + ref.removeprefix(prefix): tip for ref, tip in repo.refs(prefix).items()
+        }
         _rewrite(store.root, needles, set(paths))
         _forget_old_objects(store.root, env)
         if needles and _holding(store.root, env, needles):
@@ -113,7 +118,7 @@ def purge(
                 f"the text is still in an object of {store.root} after the rewrite — "
                 'run "git reflog expire --expire=now --all && git gc --prune=now" there'
             )
-        _drop_caches(store, remote, branch, tracking)
+        _drop_caches(store, remote, branch, tracking, devices)
     store.rebuild()
     url = remote_url(store.root, remote, env) if tracking else None
     return PurgeResult(
@@ -247,8 +252,11 @@ def _forget_old_objects(root: Path, env: Mapping[str, str]) -> None:
     _git(root, env, ["gc", "--prune=now", "--quiet"])
 
 
-def _drop_caches(store: Store, remote: str, branch: str, tracking: str | None) -> None:
-    """The caches that name old commits or hold old text, and the push the remote needs."""
+def _drop_caches(
+    store: Store, remote: str, branch: str, tracking: str | None, devices: dict[str, str]
+) -> None:
+    """The caches that name old commits or hold old text, and the push the remote needs: the
+    branch replaced, and every device ref (each holds the old history) deleted."""
     git_dir = store.repo.git_dir
     (git_dir / _MEMO_NAME).unlink(missing_ok=True)
     (git_dir / STATE_NAME).unlink(missing_ok=True)
@@ -258,11 +266,13 @@ def _drop_caches(store: Store, remote: str, branch: str, tracking: str | None) -
     pending = pending_push(git_dir)
     old = pending["old"] if pending else tracking  # the remote has not moved since then
     new = store.repo.resolve(f"refs/remotes/{remote}/{branch}")
-    data = {"remote": remote, "branch": branch, "old": old, "new": new}
+    if pending:
+        devices = pending.get("devices", {})  # as the remote had them at the first purge
+    data = {"remote": remote, "branch": branch, "old": old, "new": new, "devices": devices}
     replace_file(git_dir / PENDING_NAME, json.dumps(data))
 
 
-def pending_push(git_dir: Path) -> dict[str, str] | None:
+def pending_push(git_dir: Path) -> dict[str, Any] | None:
     """The forced push a purge left for the next sync, if any."""
     try:
         data = json.loads((git_dir / PENDING_NAME).read_text(encoding="utf-8"))
@@ -282,14 +292,22 @@ def push_purged(
     if pending is None or pending.get("remote") != remote:
         return None
     branch, old, new = pending["branch"], pending["old"], pending["new"]
+    devices: dict[str, str] = pending.get("devices") or {}
+    # One atomic push: the branch replaced and every device ref deleted (each held the old
+    # history, and the next fetch would bring it back), each leased on what the remote had
+    # at the purge. The next sync creates this device's ref again from the purged history.
+    leases = [f"--force-with-lease={ref}:{tip}" for ref, tip in sorted(devices.items())]
     try:
         run_git(
             [
                 "push",
                 "--quiet",
+                "--atomic",
                 f"--force-with-lease=refs/heads/{branch}:{old}",
+                *leases,
                 remote,
                 f"{new}:refs/heads/{branch}",
+                *(f":{ref}" for ref in sorted(devices)),
             ],
             cwd=store.root,
             env=env,

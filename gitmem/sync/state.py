@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.atomic import replace_file
+from gitmem.sync.devices import tracking_prefix
 
 if TYPE_CHECKING:
     from gitmem.api import Store
@@ -26,7 +27,8 @@ def save_state(git_dir: Path, local: str | None, public: str) -> None:
 
 def sync_status(store: Store, remote: str = "origin") -> dict[str, Any]:
     """Ahead/behind against the remote as last fetched (no network): `ahead` counts local
-    writes no push has carried yet, `behind` the remote's commits not integrated yet."""
+    writes no push has carried yet, `behind` the remote's commits (on the branch or another
+    device's ref) not integrated yet."""
     repo = store.repo
     config = repo.git_dir / "config"
     if f'[remote "{remote}"]' not in config.read_text(encoding="utf-8", errors="replace"):
@@ -42,7 +44,9 @@ def sync_status(store: Store, remote: str = "origin") -> dict[str, Any]:
         if repo.commit(c).trailers().get("Gitmem-Operation") != "sync"
     ]
     behind_hide = [c for c in (head, pushed_public) if c and repo.resolve(c)]
-    behind = repo.between(tip, behind_hide) if tip else []
+    # The branch and every other device's ref, as fetched (gitmem.sync.devices).
+    tips = {tip, *repo.refs(tracking_prefix(remote)).values()} - {None}
+    behind = {c for t in tips if t for c in repo.between(t, behind_hide)}
     return {
         "remote": remote,
         "tracking": tip,

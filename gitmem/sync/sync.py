@@ -3,9 +3,10 @@
 The network half (fetch, push) runs the `git` command without the store's write lock, so
 agents keep writing meanwhile; the part that moves the local branch holds the lock
 (gitmem.sync.integrate). What is pushed is the public projection of the local branch
-(gitmem.sync.publish), never the branch itself. When the remote moved between our fetch and
-our push, the push is refused as a non-fast-forward and sync fetches, integrates and pushes
-again, a bounded number of times with jittered backoff.
+(gitmem.sync.publish), never the branch itself, to this device's own ref and, when nobody
+moved it first, to the branch (gitmem.sync.devices). Only a refused device ref (another sync
+of this same clone pushed meanwhile) makes sync fetch, integrate and push again, a bounded
+number of times with jittered backoff.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.coord.presence import REF_PREFIX, device_name, publish, tracking_ref
 from gitmem.errors import GitmemError
+from gitmem.sync.devices import device_id, fetch_refspec, new_tips, push_tips, tracking_prefix
 from gitmem.sync.gitcli import DEFAULT_TIMEOUT, Deadline, GitFailed, remote_url, run_git, shown_url
-from gitmem.sync.integrate import integrate
+from gitmem.sync.integrate import Step, integrate
 from gitmem.sync.merge import Conflict
 from gitmem.sync.purge import push_purged
 from gitmem.sync.sshcause import explain_ssh
@@ -53,6 +55,8 @@ class SyncResult:
     conflicts: tuple[Conflict, ...] = ()
     notes: tuple[str, ...] = field(default=())
     index: str = "unchanged"  # the index after the sync: current, behind, unchanged, skipped
+    device: str | None = None  # this clone's id: the remote's refs/gitmem/devices/<device>
+    branch: str = "current"  # the remote branch: advanced, current, or refused (moved first)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +73,8 @@ class SyncResult:
             "conflicts": [{"key": c.key, "kind": c.kind, "note": c.note} for c in self.conflicts],
             "notes": list(self.notes),
             "index": self.index,
+            "device": self.device,
+            "branch": self.branch,
         }
 
 
@@ -97,23 +103,23 @@ def sync(
     conflicts: list[Conflict] = []
     merged = fast_forward = False
     start_head = store.head()
+    device = device_id(store.repo.git_dir, env)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             remote_tip = _fetch(store, remote, branch, tracking, env, deadline)
-            step = integrate(store, remote, remote_tip, deadline)
+            step = _integrate_all(store, remote, remote_tip, deadline, notes)
             incoming += step.incoming
             conflicts.extend(step.conflicts)
             merged, fast_forward = merged or step.merged, fast_forward or step.fast_forward
-            if step.public == remote_tip:
-                break
-            sent = len(store.repo.between(step.public, [remote_tip] if remote_tip else []))
-            _push(store, remote, branch, step.public, env, deadline)
+            known = [remote_tip, *store.repo.refs(tracking_prefix(remote)).values()]
+            sent = len(store.repo.between(step.public, [t for t in known if t]))
+            pushed = push_tips(store.repo, remote, branch, step.public, device, env, deadline)
             outgoing += sent
             break
         except GitFailed as exc:
-            # The remote moved since our fetch, or another sync of this clone holds a ref:
-            # both pass. Anything else, or a ref lock still held at the last attempt (git's
-            # message names its file), is for the user.
+            # Another sync of this clone pushed its device ref since our fetch, or holds a
+            # ref here: both pass. Anything else, or a ref lock still held at the last attempt
+            # (git's message names its file), is for the user.
             busy = exc.kind == "busy" and attempt < MAX_ATTEMPTS
             if exc.kind != "non-fast-forward" and not busy:
                 again = "sync again; your writes stay local commits until then"
@@ -147,7 +153,28 @@ def sync(
         conflicts=tuple(conflicts),
         notes=tuple(notes),
         index=index_state,
+        device=device,
+        branch=pushed.branch,
     )
+
+
+def _integrate_all(
+    store: Store, remote: str, remote_tip: str | None, deadline: Deadline, notes: list[str]
+) -> Step:
+    """Integrate the branch's tip and every device's that is new here, in one merge commit.
+    A device ref whose history shares nothing with this memory (pushed there by hand) is left
+    out with a note: one bad ref must not stop every device's sync."""
+    named = new_tips(store.repo, remote, remote_tip)
+    tips = [tip for _, tip in named]
+    step = integrate(
+        store, remote, tips or remote_tip, deadline, optional={t for t in tips if t != remote_tip}
+    )
+    notes.extend(
+        f"{ref} on {remote} shares no commit with this memory; left out"
+        for ref, tip in named
+        if tip in step.left_out
+    )
+    return step
 
 
 def _fetch(
@@ -158,41 +185,26 @@ def _fetch(
     env: Mapping[str, str],
     deadline: Deadline,
 ) -> str | None:
-    """Fetch the remote branch into its tracking ref; its commit, or None for an empty
-    remote."""
+    """Fetch the remote branch into its tracking ref, and every device's and presence ref
+    into theirs (a ref the remote no longer has is dropped here too); the branch's commit,
+    or None when the remote has no branch (empty, or only device refs)."""
+    refs = [f"+{REF_PREFIX}*:{tracking_ref(remote)}*", fetch_refspec(remote)]
+    args = ["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--prune", remote]
+    what = f"fetching from {remote}"
     try:
         run_git(
-            [
-                "fetch",
-                "--no-tags",
-                "--quiet",
-                "--no-write-fetch-head",
-                remote,
-                f"+refs/heads/{branch}:{tracking}",
-                f"+{REF_PREFIX}*:{tracking_ref(remote)}*",
-            ],
+            [*args, f"+refs/heads/{branch}:{tracking}", *refs],
             cwd=store.root,
             env=env,
             deadline=deadline,
-            what=f"fetching from {remote}",
+            what=what,
         )
     except GitFailed as exc:
         if "couldn't find remote ref" not in exc.stderr:
             raise
+        run_git([*args, *refs], cwd=store.root, env=env, deadline=deadline, what=what)
         return None
     return store.repo.resolve(tracking)
-
-
-def _push(
-    store: Store, remote: str, branch: str, public: str, env: Mapping[str, str], deadline: Deadline
-) -> None:
-    run_git(
-        ["push", "--quiet", remote, f"{public}:refs/heads/{branch}"],
-        cwd=store.root,
-        env=env,
-        deadline=deadline,
-        what=f"pushing to {remote}",
-    )
 
 
 def _push_presence(
