@@ -196,7 +196,7 @@ def scan(
     new = [p for p in found if p.id not in decided]
     # The strongest first within a kind: past max_proposals, the weakest wait for the next run,
     # and every device that scans the same store holds back the same ones.
-    new.sort(key=lambda p: (_ORDER[p.kind], -p.strength, p.id))
+    new.sort(key=lambda p: (_ORDER[p.kind], tuple(-v for v in p.strength), p.id))
     chosen = new[: settings.max_proposals]
     return Findings(
         scanned=len(live),

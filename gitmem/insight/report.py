@@ -302,7 +302,7 @@ def _proposals(work: Work, counts: dict[str, Any]) -> str:
     rank = {kind: n for n, kind in enumerate(KINDS)}  # merges first: the store's worst rot
     pending = sorted(
         (p for p in work.proposals if p.status == "pending"),
-        key=lambda p: (rank.get(p.kind, len(rank)), -p.strength, p.id),
+        key=lambda p: (rank.get(p.kind, len(rank)), tuple(-v for v in p.strength), p.id),
     )
     decided = ", ".join(f"{n} {status}" for status, n in counts["decided"].items())
     said = f'<p class="note">Decided: {escape(decided)}.</p>' if decided else ""
