@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.index.entries import Entry, Filter
-from gitmem.recall.pastcontext import PastText
+from gitmem.recall.pastcontext import PastText, Versions
 from gitmem.recall.recall import Options, Result, Source, recall
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
@@ -66,6 +66,7 @@ class TimeTravel:
         self.store = store
         self.timeline = Timeline(store, model)
         self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
+        self._versions = Versions(store.repo)  # shared by the views' keyword indexes
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class TimeTravel:
         else:
             entries, present = timeline.at_time(t), False
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        past = self._views[key] = PastIndex(timeline, view)
+        past = self._views[key] = PastIndex(timeline, view, self._versions)
         if len(self._views) > _KEEP:
             self._views.popitem(last=False)[1].close()
         return past
@@ -225,8 +226,9 @@ class PastIndex:
     of every version, restricted to the view's blobs. The same fusion and decay as at HEAD
     run on top."""
 
-    def __init__(self, timeline: Timeline, view: View) -> None:
+    def __init__(self, timeline: Timeline, view: View, versions: Versions) -> None:
         self.timeline = timeline
+        self._versions = versions
         self.view = view
         self.model = timeline.model
         self.notices: list[str] = []
@@ -273,7 +275,7 @@ class PastIndex:
         records never pays for it)."""
         if self._past_text is None:
             entries = sorted(self.view.entries.values(), key=lambda e: e.path)
-            self._past_text = PastText((self.timeline.record(e.blob), e.blob) for e in entries)
+            self._past_text = PastText([self._versions.get(e.blob) for e in entries])
         return self._past_text
 
     def close(self) -> None:

@@ -37,8 +37,6 @@ from gitmem.recall.commitwalk import is_record, walk
 from gitmem.recall.versions import COLUMNS, parse_versions, text_doc
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
-from gitmem.store.record import Record
-from gitmem.store.recordfile import parse
 from gitmem.store.store import Store
 
 __all__ = ["Timeline"]
@@ -46,7 +44,6 @@ __all__ = ["Timeline"]
 SCHEMA_VERSION = "2"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
-_PARSED_KEPT = 200_000  # parsed records kept in memory, ~1 KB each
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -92,7 +89,6 @@ class Timeline:
         # then a scan in memory (a few ms at 10k events) rather than a query per moment.
         self._log: tuple[str, list[int], list[tuple[str, str, str | None]]] | None = None
         self._entries: dict[str, Entry] = {}
-        self._parsed: dict[str, Record] = {}  # blob -> its record (see `record`)
         self._built = 0  # inode of the database file opened: a rebuild swaps in a new one
         self._seen: str | None = None  # the caught-up HEAD the keyword index was reloaded at
         # Counts the caches opened: a rebuild numbers vector rows anew, so what a reader kept
@@ -326,16 +322,6 @@ class Timeline:
                 )
             self._log = (head, times, events)
         return self._log[1], self._log[2]
-
-    def record(self, blob: str) -> Record:
-        """The record a valid version's blob holds, parsed once per process while it is
-        kept (a view's keyword index needs every record of the view: gitmem.recall.pastcontext)."""
-        found = self._parsed.get(blob)
-        if found is None:
-            if len(self._parsed) >= _PARSED_KEPT:
-                self._parsed.clear()
-            found = self._parsed[blob] = parse(self.store.repo.blob(blob).decode("utf-8"))
-        return found
 
     def fields(self, blobs: Iterable[str]) -> dict[str, tuple[dict[str, Any], str]]:
         """blob -> (the version's frontmatter as JSON data, a hash of its body)."""
