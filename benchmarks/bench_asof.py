@@ -1,5 +1,6 @@
 """Time-travel figures: a store of 10k records built by ~10.5k dated commits over a simulated
-year (with supersedes and in-place edits), then: HEAD recall p50; the first `--as-of` recall
+year (with supersedes and in-place edits; every ~20 consecutive writes share a `source`, so
+records have context and sources a prior), then: HEAD recall p50; the first `--as-of` recall
 at each of N new dates; repeated ones at the same dates and their ratio to HEAD; `diff` across
 a month; the time-travel cache's build, its catch-up after 100 new commits, and its bytes on
 disk after 1 date and after N dates.
@@ -74,6 +75,7 @@ def history(
                 abstract=" ".join(words[6:20]),
                 tags=tuple(sorted(set(words[20:23]))),
                 agent=rng.choice(("claude-code", "codex", "alice")),
+                source=f"session-{seed}-{n // 20}",  # ~20 consecutive writes a session
             )
             if kind == "supersede":
                 i = rng.randrange(len(live))

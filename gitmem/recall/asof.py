@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.index.entries import Entry, Filter
+from gitmem.recall.pastcontext import PastText, Versions
 from gitmem.recall.recall import Options, Result, Source, recall
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
@@ -65,6 +66,7 @@ class TimeTravel:
         self.store = store
         self.timeline = Timeline(store, model)
         self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
+        self._versions = Versions(store.repo)  # shared by the views' keyword indexes
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -129,9 +131,9 @@ class TimeTravel:
         else:
             entries, present = timeline.at_time(t), False
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        past = self._views[key] = PastIndex(timeline, view)
+        past = self._views[key] = PastIndex(timeline, view, self._versions)
         if len(self._views) > _KEEP:
-            self._views.popitem(last=False)
+            self._views.popitem(last=False)[1].close()
         return past
 
     # --- reads -------------------------------------------------------------------------------
@@ -219,15 +221,19 @@ def _iso(t: int) -> str:
 
 
 class PastIndex:
-    """What recall ranks from, for a view of the past: the timeline's indexes of every version,
-    restricted to the view's blobs. The same fusion and decay as at HEAD run on top."""
+    """What recall ranks from, for a view of the past: the view's own keyword index, with
+    context and sources as they stood (gitmem.recall.pastcontext), and the timeline's vectors
+    of every version, restricted to the view's blobs. The same fusion and decay as at HEAD
+    run on top."""
 
-    def __init__(self, timeline: Timeline, view: View) -> None:
+    def __init__(self, timeline: Timeline, view: View, versions: Versions) -> None:
         self.timeline = timeline
+        self._versions = versions
         self.view = view
         self.model = timeline.model
         self.notices: list[str] = []
         self._admitted: dict[Filter, tuple[frozenset[str], list[int]]] = {}
+        self._past_text: PastText | None = None
 
     def ensure_current(self) -> None:
         """A view is fixed once made; the timeline caught up before it was."""
@@ -246,22 +252,36 @@ class PastIndex:
     def keyword(
         self, query: str, n: int, flt: Filter, context: float = 0.0
     ) -> list[tuple[str, float]]:
-        """The past's BM25 hits, of each record's own text: a view has no context (its
-        documents are keyed by blob, and a blob's context depends on the moment)."""
-        del context
-        blobs, _ = self._allowed(flt)
-        ids = self.view.by_blob
-        return [(ids[blob], score) for blob, score in self.timeline.search(query, n, blobs)]
+        """The view's BM25 hits, each record with its context as it stood (see
+        gitmem.recall.pastcontext)."""
+        entries = self.view.entries
+        admitted = frozenset(rid for rid, e in entries.items() if flt.admits(e))
+        # The view's index holds only the view's records: all of them need no filter.
+        return self._text().search(
+            query, n, None if len(admitted) == len(entries) else admitted, context
+        )
 
     def keyword_ceiling(self, query: str) -> float:
-        return self.timeline.ceiling(query)
+        return self._text().ceiling(query)
 
     def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """No prior in the past (see `keyword`)."""
-        return {}
+        return self._text().source_prior(query, ids)
 
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
-        return {}
+        return self._text().context_scores(query, ids, weight)
+
+    def _text(self) -> PastText:
+        """The view's keyword index, made on first use (a view asked only to list or read
+        records never pays for it)."""
+        if self._past_text is None:
+            entries = sorted(self.view.entries.values(), key=lambda e: e.path)
+            self._past_text = PastText([self._versions.get(e.blob) for e in entries])
+        return self._past_text
+
+    def close(self) -> None:
+        if self._past_text is not None:
+            self._past_text.close()
+            self._past_text = None
 
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:

@@ -1,0 +1,105 @@
+"""The keyword half of a view of the past, with context and the source prior as they stood then
+(docs/search.md, "`--as-of`").
+
+A record's context and its source's document are pure functions of one tree's active records
+(gitmem.index.neighbours). The time-travel cache keys its versions by blob, and a blob's
+context depends on the moment, so a view makes its own: on its first keyword search, the
+view's records are indexed as a full build of the HEAD index would index that tree (the same
+documents, contexts and sources' index, made by the same code: gitmem.index.context.fill),
+into a temporary directory removed with the view. BM25's statistics are then those of the
+view's records alone, so a recall as of a commit ranks as a clone checked out at that commit
+recalls at its HEAD. Only the keyword half needs it: the semantic half's vectors are of each
+version's own chunks, which the time-travel cache already holds.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.index.build import IndexDoc, text_doc
+from gitmem.index.context import Held, fill, open_parts
+from gitmem.index.textdoc import TextFields, text_fields
+from gitmem.index.textindex import TextIndex
+from gitmem.store.recordfile import parse
+
+if TYPE_CHECKING:
+    from gitmem.store.git import GitRepo
+    from gitmem.store.record import Record
+
+__all__ = ["PastText", "Versions"]
+
+SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores, as at HEAD
+_KEPT = 30_000  # versions kept made in memory, a few KB each
+Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
+
+
+class Versions:
+    """Each version's record and keyword fields (without context), made once per process
+    while kept: views at different dates share most of their versions, and making them is
+    most of a view's first search (profiled: parsing and fields ~1.1 s of ~2.4 s at 10,000
+    records)."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self._repo = repo
+        self._made: dict[str, Made] = {}
+
+    def get(self, blob: str) -> Made:
+        found = self._made.get(blob)
+        if found is None:
+            if len(self._made) >= _KEPT:
+                self._made.clear()
+            record = parse(self._repo.blob(blob).decode("utf-8"))  # the timeline's: valid
+            fields = text_fields(text_doc(IndexDoc(record, record.path, blob)))
+            found = self._made[blob] = (record, fields)
+        return found
+
+
+class PastText:
+    """The keyword index of one view's records, with their context, and its sources' index."""
+
+    def __init__(self, made: Sequence[Made]) -> None:
+        """`made`: each record of the view, with its document's fields (see `Versions`)."""
+        self.root = root = Path(tempfile.mkdtemp(prefix="gitmem-asof-"))
+        # Removed with this object (or at exit): a view is never kept on disk.
+        self._cleanup = weakref.finalize(self, shutil.rmtree, root, True)
+        try:
+            (root / "text").mkdir()
+            text = TextIndex.create(root / "text")
+            with text.filling() as add:
+                held: Held = [(tuple(fields for _, fields in made), -1)]
+                fill(root, held, add, [record for record, _ in made])
+            self.text = text
+            self.facts, self.sources = open_parts(root)
+        except BaseException:
+            self._cleanup()
+            raise
+
+    def close(self) -> None:
+        self.facts.close()
+        self._cleanup()
+
+    def search(
+        self, query: str, n: int, allowed: frozenset[str] | None, context: float
+    ) -> list[tuple[str, float]]:
+        """(id, BM25 score) of the best records among `allowed` ids (None: all)."""
+        return [(h.id, h.score) for h in self.text.search(query, n, allowed, context=context)]
+
+    def ceiling(self, query: str) -> float:
+        return self.text.ceiling(query)
+
+    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """As the HEAD index's (gitmem.index.index.Index.source_prior), over the view."""
+        found = self.sources.search(query, SOURCES_DEPTH)
+        best = max((hit.score for hit in found), default=0.0)
+        if best <= 0:
+            return {}
+        share = {hit.id: hit.score / best for hit in found}
+        return {rid: share[s] for rid, s in self.facts.sources(ids).items() if s in share}
+
+    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
+        return self.text.context_scores(query, ids, weight)
