@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError
-from gitmem.store import gitindex
+from gitmem.store import gitindex, sharedindex
+from gitmem.store.record import record_path, slugify
 from gitmem.store.store import Store
 
 PATHS = ["a.md", "b/c.md", "b/d.md", "b/e/f.md", "g.md"]
@@ -185,7 +188,8 @@ CRASH = """
 import os, sys
 from pathlib import Path
 from gitmem.errors import GitmemError
-from gitmem.store import gitindex
+from gitmem.store.record import record_path, slugify
+from gitmem.store import gitindex, sharedindex
 from gitmem.store.store import Store
 def die(*args, **kwargs):
     os._exit(9)
@@ -235,3 +239,55 @@ def test_the_shared_index_is_searched_and_spliced_as_git_reads_it(
     assert_agree(root)
     for missing in ("a", "zzz/none.md", paths[0] + "x", paths[-1][:-1]):
         assert gitindex.staged_id(root / ".git", missing) is None
+
+
+def realistic_paths(count: int) -> list[str]:
+    """Record paths as gitmem names them (record_path: records/<type>/<yyyy-mm>/<slug>-<6
+    letters>.md), titles of various lengths: a path's bytes can read as a well-formed entry
+    where none starts (a month's "0/" as the flags of a 47-byte path)."""
+    rng = random.Random(12)
+    types = ["context", "decision", "fact", "preference", "procedure"]
+    words = ["fix", "cache", "index", "v2", "sync", "merge", "auth", "retry", "log", "42", "db"]
+    letters = "0123456789abcdefghjkmnpqrstvwxyz"
+    paths: set[str] = set()
+    while len(paths) < count:
+        title = " ".join(rng.choices(words, k=rng.randint(1, 12)))
+        record_id = f"{slugify(title)}-{''.join(rng.choices(letters, k=6))}"
+        month = datetime(rng.randint(2024, 2026), rng.randint(1, 12), 1, tzinfo=UTC)
+        paths.add(record_path(rng.choice(types), month, record_id))
+    return sorted(paths)
+
+
+def test_every_path_of_a_big_index_is_found_and_no_other(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    paths = realistic_paths(100_000)
+    oid = blob_id(b"x").hex()
+    lines = "".join(f"100644 {oid}\t{p}\n" for p in paths[::2])
+    subprocess.run(["git", "update-index", "--index-info"], cwd=tmp_path, input=lines.encode())
+    raw = (tmp_path / ".git" / "index").read_bytes()
+    starts = sharedindex.plain(raw)
+    assert starts is not None
+    listed = set(git(tmp_path, "ls-files").splitlines())
+    assert listed == set(paths[::2])
+    for path in paths:  # a plain index: over the starts of its one walk
+        assert (sharedindex.find(raw, path.encode(), starts) is not None) == (path in listed)
+    git(tmp_path, "update-index", "--split-index")  # a shared index git wrote: no sidecar yet
+    git_dir = tmp_path / ".git"
+    (shared,) = git_dir.glob("sharedindex.*")
+    data = shared.read_bytes()
+    for attempt in ("walked", "from its sidecar"):
+        with sharedindex.starts_of(git_dir, data) as found_starts:
+            found = {p for p in paths if sharedindex.find(data, p.encode(), found_starts)}
+        assert found == listed, attempt
+        assert list(git_dir.glob("gitmem-offsets.*")), attempt
+    for path in paths[:3000]:  # as gitmem asks
+        assert (gitindex.staged_id(git_dir, path) is not None) == (path in listed)
+
+
+def test_a_sidecar_that_does_not_match_is_not_trusted(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {p: p.encode() for p in realistic_paths(50)})
+    git_dir = tmp_path / ".git"
+    (sidecar,) = git_dir.glob("gitmem-offsets.*")
+    sidecar.write_bytes(sidecar.read_bytes()[:20] + bytes(len(sidecar.read_bytes()) - 20))
+    assert_agree(tmp_path)

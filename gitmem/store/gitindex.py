@@ -149,7 +149,7 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
         return None
     starts = sharedindex.plain(raw)
     if starts is not None:
-        fixed = sharedindex.find(raw, name, starts[-1])
+        fixed = sharedindex.find(raw, name, starts)
         return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
     index = _parse(raw, git_dir / "index")
     if index.link is None or not any(index.bitmaps()):
@@ -301,6 +301,7 @@ def _write_shared(git_dir: Path, data: bytes) -> None:
         tmp = git_dir / f"{name}.tmp-{os.getpid()}"
         try:
             tmp.write_bytes(data)
+            sharedindex.write_offsets(git_dir, data)  # before the shared index: never stale
             os.replace(tmp, target)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
@@ -314,6 +315,10 @@ def _write_shared(git_dir: Path, data: bytes) -> None:
                 other.unlink()
         except OSError:
             continue
+    for sidecar in git_dir.glob("gitmem-offsets.*"):
+        shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
+        if not shared.exists() and ".tmp-" not in sidecar.name:
+            sidecar.unlink(missing_ok=True)
 
 
 def _lock(lock: Path) -> int:
@@ -361,7 +366,8 @@ def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
         if data[4:8] == (4).to_bytes(4, "big"):
             found = [e for e in _parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
-        fixed = sharedindex.find(data, name)
+        with sharedindex.starts_of(git_dir, data) as starts:
+            fixed = sharedindex.find(data, name, starts)
     return None if fixed is None else Entry(name, fixed)
 
 
