@@ -5,11 +5,13 @@ no content check), and gitmem reads what git wrote."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import random
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -291,3 +293,31 @@ def test_a_sidecar_that_does_not_match_is_not_trusted(tmp_path: Path) -> None:
     (sidecar,) = git_dir.glob("gitmem-offsets.*")
     sidecar.write_bytes(sidecar.read_bytes()[:20] + bytes(len(sidecar.read_bytes()) - 20))
     assert_agree(tmp_path)
+
+
+def test_a_fold_that_fails_leaves_the_index_git_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", 1)
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"a"})
+    gitmem_writes(tmp_path, {"b.md": b"b", "c.md": b"c"})  # folds: a shared index in use
+    git_dir = tmp_path / ".git"
+    for shared in git_dir.glob("sharedindex.*"):  # in use for an hour
+        os.utime(shared, (time.time() - 3600, time.time() - 3600))
+
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "write", full)
+        with pytest.raises(OSError, match="No space left"):
+            gitmem_writes(tmp_path, {"d.md": b"d", "e.md": b"e"})  # a fold, its index refused
+    assert git(tmp_path, "ls-files").split() == ["a.md", "b.md", "c.md"]
+    git(tmp_path, "status")
+    left = gitindex.read(git_dir / "index")
+    assert left is not None and left.base is not None
+    gitmem_writes(tmp_path, {"f.md": b"f", "g.md": b"g"})  # folds again
+    assert_agree(tmp_path)
+    kept = git_dir / f"sharedindex.{left.base.hex()}"  # a git command may still read it
+    assert time.time() - kept.stat().st_mtime < 60

@@ -30,6 +30,7 @@ import os
 import struct
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,7 +175,7 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
     fd = _lock(lock)
     try:
         try:
-            data, shared = _restaged(git_dir, changes, split)
+            data, shared, before = _restaged(git_dir, changes, split)
             if shared is not None:
                 _write_shared(git_dir, shared)
             view = memoryview(data)
@@ -188,6 +189,8 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
         if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
             raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
         raise
+    if shared is not None:  # only now is the shared index the old index named unused
+        _remove_old_shared(git_dir, keep=shared[-20:], left=before)
 
 
 # --- building an index file -----------------------------------------------------------------
@@ -195,20 +198,22 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
 
 def _restaged(
     git_dir: Path, changes: Mapping[str, Entry | None], split: bool
-) -> tuple[bytes, bytes | None]:
-    """The new index file and the new shared index, if any. A plain index (an existing
-    store's, or with core.splitIndex=false) is spliced as bytes, not parsed."""
+) -> tuple[bytes, bytes | None, bytes | None]:
+    """The new index file, the new shared index if any, and the shared index the current
+    index names (if any). A plain index (an existing store's, or with core.splitIndex=false)
+    is spliced as bytes, not parsed."""
     path = git_dir / "index"
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return _staged(git_dir, None, changes, split)
+        return (*_staged(git_dir, None, changes, split), None)
     starts = sharedindex.plain(raw)
     if starts is None:
-        return _staged(git_dir, _parse(raw, path), changes, split)
+        current = _parse(raw, path)
+        return (*_staged(git_dir, current, changes, split), current.base)
     spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
     whole = sharedindex.splice(raw, spliced, starts)
-    return (_encode([], whole[-20:] + _NO_BITMAPS), whole) if split else (whole, None)
+    return (_encode([], whole[-20:] + _NO_BITMAPS), whole, None) if split else (whole, None, None)
 
 
 def _staged(
@@ -293,14 +298,17 @@ def _bytes(entry: Entry) -> bytes:
 
 
 def _write_shared(git_dir: Path, data: bytes) -> None:
-    """Write a shared index (named for its own trailer, so never changed once written) and
-    remove the older ones no git command can still be reading."""
+    """Write a shared index (named for its own trailer, so never changed once written),
+    synced before it is renamed in, and its sidecar of entry starts before it."""
     name = f"sharedindex.{data[-20:].hex()}"
     target = git_dir / name
     if not target.exists():
         tmp = git_dir / f"{name}.tmp-{os.getpid()}"
         try:
-            tmp.write_bytes(data)
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
             sharedindex.write_offsets(git_dir, data)  # before the shared index: never stale
             os.replace(tmp, target)
         except BaseException as exc:
@@ -308,13 +316,21 @@ def _write_shared(git_dir: Path, data: bytes) -> None:
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
             raise
+
+
+def _remove_old_shared(git_dir: Path, keep: bytes, left: bytes | None) -> None:
+    """Once the new index is in place: remove the shared indexes (and their sidecars) unused
+    for five minutes, none a git command could still be reading. The one the old index named
+    is kept and touched, so that it ages from now, when it stopped being used (as git does)."""
+    if left is not None and left != _NULL:
+        with suppress(OSError):
+            os.utime(git_dir / f"sharedindex.{left.hex()}")
     old = time.time() - 300
+    kept = {f"sharedindex.{keep.hex()}"} | ({f"sharedindex.{left.hex()}"} if left else set())
     for other in git_dir.glob("sharedindex.*"):
-        try:
-            if other.name != name and other.stat().st_mtime < old:
+        with suppress(OSError):
+            if other.name not in kept and other.stat().st_mtime < old:
                 other.unlink()
-        except OSError:
-            continue
     for sidecar in git_dir.glob("gitmem-offsets.*"):
         shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
         if not shared.exists() and ".tmp-" not in sidecar.name:
