@@ -186,12 +186,24 @@ def test_uncommitted_edits_are_found_in_a_split_index(store_path: Path) -> None:
     assert store.repo.is_dirty(path)
 
 
+def test_an_edit_in_the_second_of_a_record_is_pending_after_the_next(store_path: Path) -> None:
+    store = Store.open(store_path)
+    while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
+        time.sleep(0.01)
+    path = store.record("fact", "one", title="One").record.path
+    text = (store_path / path).read_bytes()
+    (store_path / path).write_bytes(text.replace(b"one", b"two"))  # the same size
+    time.sleep(1.1)
+    store.record("fact", "another", title="Another")
+    assert {(p.path, p.state) for p in store.pending()} == {(path, "modified")}
+    assert store.repo.is_dirty(path)
+
+
 CRASH = """
 import os, sys
 from pathlib import Path
 from gitmem.errors import GitmemError
-from gitmem.store.record import record_path, slugify
-from gitmem.store import gitindex, sharedindex
+from gitmem.store import gitindex
 from gitmem.store.store import Store
 def die(*args, **kwargs):
     os._exit(9)
@@ -321,3 +333,25 @@ def test_a_fold_that_fails_leaves_the_index_git_reads(
     assert_agree(tmp_path)
     kept = git_dir / f"sharedindex.{left.base.hex()}"  # a git command may still read it
     assert time.time() - kept.stat().st_mtime < 60
+
+
+def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(tmp_path: Path) -> None:
+    for attempt in range(5):  # a loaded machine may cross a second: then again
+        root = tmp_path / str(attempt)
+        root.mkdir()
+        git(root, "init", "-q")
+        gitmem_writes(root, {"old.md": b"old"})
+        while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
+            time.sleep(0.01)
+        gitmem_writes(root, {"a.md": b"first\n"})
+        with open(root / "a.md", "r+b") as f:  # in place, the same size
+            f.write(b"edit!\n")
+        seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "a.md")}
+        seconds.add(int((root / "a.md").stat().st_ctime))
+        if len(seconds) == 1:
+            break
+    assert len(seconds) == 1
+    time.sleep(1.1)
+    gitmem_writes(root, {"b.md": b"b"})  # the index rewritten a second later
+    assert "AM a.md" in git(root, "status", "--porcelain").splitlines()  # edited since
+    assert git(root, "diff-files", "--name-only").split() == ["a.md"]

@@ -167,15 +167,22 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
     return None
 
 
-def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = True) -> None:
+def stage(
+    git_dir: Path,
+    changes: Mapping[str, Entry | None],
+    *,
+    split: bool = True,
+    root: Path | None = None,
+) -> None:
     """Make the index say each path's new entry (None: the path is no longer tracked), under
-    git's index.lock; in the split form unless `split` is False."""
+    git's index.lock; in the split form unless `split` is False. `root`: the work tree (by
+    default the directory holding `git_dir`)."""
     index_path = git_dir / "index"
     lock = git_dir / "index.lock"
     fd = _lock(lock)
     try:
         try:
-            data, shared, before = _restaged(git_dir, changes, split)
+            data, shared, before = _restaged(git_dir, changes, split, root or git_dir.parent)
             if shared is not None:
                 _write_shared(git_dir, shared)
             view = memoryview(data)
@@ -197,19 +204,22 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
 
 
 def _restaged(
-    git_dir: Path, changes: Mapping[str, Entry | None], split: bool
+    git_dir: Path, changes: Mapping[str, Entry | None], split: bool, root: Path
 ) -> tuple[bytes, bytes | None, bytes | None]:
     """The new index file, the new shared index if any, and the shared index the current
     index names (if any). A plain index (an existing store's, or with core.splitIndex=false)
     is spliced as bytes, not parsed."""
     path = git_dir / "index"
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split), None)
     starts = sharedindex.plain(raw)
     if starts is None:
         current = _parse(raw, path)
+        kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
+        current = IndexFile(current.version, kept, current.link)
         return (*_staged(git_dir, current, changes, split), current.base)
     spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
     whole = sharedindex.splice(raw, spliced, starts)
@@ -262,6 +272,29 @@ def _spliced(
     changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
     changes.update({p: None if e is None else _bytes(e) for p, e in updates.items()})
     return sharedindex.splice(data, changes)
+
+
+def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> list[Entry]:
+    """`entries` with each racily clean one smudged (its size 0, which makes git compare the
+    file's content), as git's ce_smudge_racily_clean_entry does when it writes an index: an
+    entry whose mtime is not older than the index read (`since`, in seconds) may have been
+    edited after it was taken, in the same second; rewritten with a newer mtime, the index
+    would vouch for it. A file whose content is no longer the entry's object is smudged."""
+    out = []
+    for entry in entries:
+        stat = _STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
+        # (a path left empty: git's replacement of a shared entry, which git checked itself)
+        racy = stat[2] >= since > 0 and stat[9] and not entry.stage
+        if racy and entry.path and entry.path not in skip:
+            try:
+                data = (root / os.fsdecode(entry.path)).read_bytes()
+                same = hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == entry.oid
+            except OSError:
+                same = False  # gone or unreadable: git sees that anyway
+            if not same:
+                entry = Entry(entry.path, entry.fixed[:36] + bytes(4) + entry.fixed[40:])
+        out.append(entry)
+    return out
 
 
 def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
