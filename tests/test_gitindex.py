@@ -335,7 +335,11 @@ def test_a_fold_that_fails_leaves_the_index_git_reads(
     assert time.time() - kept.stat().st_mtime < 60
 
 
-def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fold_at", [1000, 1])  # 1: each write folds
+def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", fold_at)
     for attempt in range(5):  # a loaded machine may cross a second: then again
         root = tmp_path / str(attempt)
         root.mkdir()
@@ -343,7 +347,7 @@ def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(tmp_path:
         gitmem_writes(root, {"old.md": b"old"})
         while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
             time.sleep(0.01)
-        gitmem_writes(root, {"a.md": b"first\n"})
+        gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"})  # with 1: a fold
         with open(root / "a.md", "r+b") as f:  # in place, the same size
             f.write(b"edit!\n")
         seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "a.md")}

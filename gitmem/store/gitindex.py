@@ -19,7 +19,9 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
 Git reads the form natively; libgit2 cannot ("unsupported mandatory extension"), so no pygit2
 code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Everything is
 under git's `index.lock`. Entries are written with the stat data of the file just written,
-so `git status` finds them clean without reading the file.
+so `git status` finds them clean without reading the file; the split part's racily clean
+entries are smudged when it is rewritten, as git does (`_smudged`), and a fold leaves the
+entries just written in the split part so that the next write still checks them.
 """
 
 from __future__ import annotations
@@ -221,9 +223,11 @@ def _restaged(
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
         return (*_staged(git_dir, current, changes, split), current.base)
-    spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
-    whole = sharedindex.splice(raw, spliced, starts)
-    return (_encode([], whole[-20:] + _NO_BITMAPS), whole, None) if split else (whole, None, None)
+    if not split:
+        spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
+        return sharedindex.splice(raw, spliced, starts), None, None
+    shared = sharedindex.splice(raw, dict.fromkeys((p.encode() for p in changes), None), starts)
+    return _split_part(shared, changes.values()), shared, None
 
 
 def _staged(
@@ -248,20 +252,28 @@ def _staged(
     if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
         spliced = _spliced(git_dir, current, updates)
         if spliced is not None:
-            return _encode([], spliced[-20:] + _NO_BITMAPS), spliced
+            return _split_part(spliced, updates.values()), spliced
     everything = [e for e in merged(git_dir, current) if e.path not in updates]
-    everything = _sorted(everything, [e for e in updates.values() if e is not None])
     if not split:
+        everything = _sorted(everything, [e for e in updates.values() if e is not None])
         return _encode(everything, None), None
     shared = _encode(everything, None)
-    return _encode([], shared[-20:] + _NO_BITMAPS), shared
+    return _split_part(shared, updates.values()), shared
+
+
+def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
+    """The small index over a fold's new shared index, holding the entries just written: a
+    fold keeps them out of the shared index, so that the next write still checks them for
+    racy timestamps (`_smudged`), which it does not do for the shared index's entries."""
+    return _encode(_sorted([], (e for e in written if e is not None)), shared[-20:] + _NO_BITMAPS)
 
 
 def _spliced(
     git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
 ) -> bytes | None:
-    """The shared index with the split part and `updates` folded in, its unchanged entries
-    copied as bytes (gitmem.store.sharedindex); None if it is not of a form that allows it."""
+    """The shared index with the split part folded in and `updates`' paths taken out, its
+    unchanged entries copied as bytes (gitmem.store.sharedindex); None if it is not of a form
+    that allows it."""
     if any(e.stage for e in current.entries):
         return None
     data = _shared_bytes(git_dir, current)
@@ -270,7 +282,7 @@ def _spliced(
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
         return None  # parsed whole, which names the damage
     changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
-    changes.update({p: None if e is None else _bytes(e) for p, e in updates.items()})
+    changes.update(dict.fromkeys(updates, None))  # the entries written: in the split part
     return sharedindex.splice(data, changes)
 
 
