@@ -359,3 +359,22 @@ def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
     gitmem_writes(root, {"b.md": b"b"})  # the index rewritten a second later
     assert "AM a.md" in git(root, "status", "--porcelain").splitlines()  # edited since
     assert git(root, "diff-files", "--name-only").split() == ["a.md"]
+
+
+@pytest.mark.parametrize("damage", ["missing", "empty"])
+def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", 1)
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"x", "b.md": b"y"})
+    gitmem_writes(tmp_path, {"c.md": b"z"})  # folds a.md into the shared index
+    named = gitindex.read(tmp_path / ".git" / "index")
+    assert named is not None and named.base is not None
+    shared = tmp_path / ".git" / f"sharedindex.{named.base.hex()}"
+    if damage == "missing":
+        shared.unlink()
+    else:
+        shared.write_bytes(b"")
+    with pytest.raises(gitindex.IndexUnreadable, match=f"{damage}.*git read-tree HEAD"):
+        gitindex.staged_id(tmp_path / ".git", "a.md")

@@ -413,17 +413,28 @@ def _shared_bytes(git_dir: Path, index: IndexFile) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise IndexUnreadable(
-            f"the git index names {path}, which is missing; rebuild the index from the last "
-            'commit with "git read-tree HEAD" (the files are left as they are), then try again'
-        ) from None
+        raise _unreadable_shared(path, "missing") from None
+
+
+def _unreadable_shared(path: Path, why: str) -> IndexUnreadable:
+    return IndexUnreadable(
+        f"the git index names {path}, which is {why}; rebuild the index from the last commit "
+        'with "git read-tree HEAD" (the files are left as they are), then try again'
+    )
 
 
 def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
     """The shared index's entry for `name`, found without reading the others (version 4,
     whose paths are compressed, is parsed whole)."""
     path = git_dir / f"sharedindex.{(index.base or _NULL).hex()}"
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed by the with below)
+    except FileNotFoundError:
+        raise _unreadable_shared(path, "missing") from None
+    if os.fstat(f.fileno()).st_size < 32:
+        f.close()
+        raise _unreadable_shared(path, "empty or cut short")
+    with f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[4:8] == (4).to_bytes(4, "big"):
             found = [e for e in _parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
