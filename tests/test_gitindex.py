@@ -32,7 +32,7 @@ def blob_id(data: bytes) -> bytes:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
 
 
-def gitmem_writes(root: Path, changes: dict[str, bytes | None]) -> None:
+def gitmem_writes(root: Path, changes: dict[str, bytes | None], split: bool = True) -> None:
     """A write as GitRepo._sync_worktree does it: the files, then their entries staged."""
     entries: dict[str, gitindex.Entry | None] = {}
     for path, data in changes.items():
@@ -45,7 +45,7 @@ def gitmem_writes(root: Path, changes: dict[str, bytes | None]) -> None:
             target.write_bytes(data)
             subprocess.run(["git", "hash-object", "-w", path], cwd=root, check=True, stdout=-3)
             entries[path] = gitindex.entry_for(path, blob_id(data), target.lstat())
-    gitindex.stage(root / ".git", entries)
+    gitindex.stage(root / ".git", entries, split=split)
 
 
 def ours(root: Path) -> list[str]:
@@ -335,19 +335,20 @@ def test_a_fold_that_fails_leaves_the_index_git_reads(
     assert time.time() - kept.stat().st_mtime < 60
 
 
-@pytest.mark.parametrize("fold_at", [1000, 1])  # 1: each write folds
+@pytest.mark.parametrize(("fold_at", "split"), [(1000, True), (1, True), (1000, False)])
 def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int, split: bool
 ) -> None:
+    """In the split part; written by a fold (1: each write folds); in a plain index."""
     monkeypatch.setattr(gitindex, "FOLD_AT", fold_at)
     for attempt in range(5):  # a loaded machine may cross a second: then again
         root = tmp_path / str(attempt)
         root.mkdir()
         git(root, "init", "-q")
-        gitmem_writes(root, {"old.md": b"old"})
+        gitmem_writes(root, {"old.md": b"old"}, split)
         while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
             time.sleep(0.01)
-        gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"})  # with 1: a fold
+        gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"}, split)  # with 1: a fold
         with open(root / "a.md", "r+b") as f:  # in place, the same size
             f.write(b"edit!\n")
         seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "a.md")}
@@ -356,7 +357,7 @@ def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
             break
     assert len(seconds) == 1
     time.sleep(1.1)
-    gitmem_writes(root, {"b.md": b"b"})  # the index rewritten a second later
+    gitmem_writes(root, {"b.md": b"b"}, split)  # the index rewritten a second later
     assert "AM a.md" in git(root, "status", "--porcelain").splitlines()  # edited since
     assert git(root, "diff-files", "--name-only").split() == ["a.md"]
 

@@ -34,6 +34,7 @@ import time
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
@@ -223,10 +224,12 @@ def _restaged(
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
         return (*_staged(git_dir, current, changes, split), current.base)
+    spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
-        spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
+        spliced.update({p.encode(): None if e is None else _bytes(e) for p, e in changes.items()})
         return sharedindex.splice(raw, spliced, starts), None, None
-    shared = sharedindex.splice(raw, dict.fromkeys((p.encode() for p in changes), None), starts)
+    spliced.update(dict.fromkeys((p.encode() for p in changes), None))
+    shared = sharedindex.splice(raw, spliced, starts)
     return _split_part(shared, changes.values()), shared, None
 
 
@@ -307,6 +310,20 @@ def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> 
                 entry = Entry(entry.path, entry.fixed[:36] + bytes(4) + entry.fixed[40:])
         out.append(entry)
     return out
+
+
+def _smudged_plain(
+    root: Path, raw: bytes, starts: list[int], since: int, skip: set[bytes]
+) -> dict[bytes, bytes | None]:
+    """`_smudged` for a plain index kept as bytes: its smudged entries, encoded, by path. Only
+    the entries whose mtime is not older than `since` are looked at as entries."""
+    racy = []
+    for at, following in pairwise(starts):
+        if int.from_bytes(raw[at + 8 : at + 12]) >= since:
+            fixed = _FIXED + 2 if raw[at + 60] << 8 & _EXTENDED else _FIXED
+            racy.append(Entry(raw[at + fixed : following].rstrip(b"\0"), raw[at : at + fixed]))
+    smudged = _smudged(root, racy, since, skip)
+    return {new.path: _bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old}
 
 
 def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
