@@ -5,10 +5,14 @@ no content check), and gitmem reads what git wrote."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import random
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError
-from gitmem.store import gitindex
+from gitmem.store import gitindex, sharedindex
+from gitmem.store.record import record_path, slugify
 from gitmem.store.store import Store
 
 PATHS = ["a.md", "b/c.md", "b/d.md", "b/e/f.md", "g.md"]
@@ -27,7 +32,7 @@ def blob_id(data: bytes) -> bytes:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
 
 
-def gitmem_writes(root: Path, changes: dict[str, bytes | None]) -> None:
+def gitmem_writes(root: Path, changes: dict[str, bytes | None], split: bool = True) -> None:
     """A write as GitRepo._sync_worktree does it: the files, then their entries staged."""
     entries: dict[str, gitindex.Entry | None] = {}
     for path, data in changes.items():
@@ -40,7 +45,7 @@ def gitmem_writes(root: Path, changes: dict[str, bytes | None]) -> None:
             target.write_bytes(data)
             subprocess.run(["git", "hash-object", "-w", path], cwd=root, check=True, stdout=-3)
             entries[path] = gitindex.entry_for(path, blob_id(data), target.lstat())
-    gitindex.stage(root / ".git", entries)
+    gitindex.stage(root / ".git", entries, split=split)
 
 
 def ours(root: Path) -> list[str]:
@@ -181,6 +186,19 @@ def test_uncommitted_edits_are_found_in_a_split_index(store_path: Path) -> None:
     assert store.repo.is_dirty(path)
 
 
+def test_an_edit_in_the_second_of_a_record_is_pending_after_the_next(store_path: Path) -> None:
+    store = Store.open(store_path)
+    while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
+        time.sleep(0.01)
+    path = store.record("fact", "one", title="One").record.path
+    text = (store_path / path).read_bytes()
+    (store_path / path).write_bytes(text.replace(b"one", b"two"))  # the same size
+    time.sleep(1.1)
+    store.record("fact", "another", title="Another")
+    assert {(p.path, p.state) for p in store.pending()} == {(path, "modified")}
+    assert store.repo.is_dirty(path)
+
+
 CRASH = """
 import os, sys
 from pathlib import Path
@@ -235,3 +253,129 @@ def test_the_shared_index_is_searched_and_spliced_as_git_reads_it(
     assert_agree(root)
     for missing in ("a", "zzz/none.md", paths[0] + "x", paths[-1][:-1]):
         assert gitindex.staged_id(root / ".git", missing) is None
+
+
+def realistic_paths(count: int) -> list[str]:
+    """Record paths as gitmem names them (record_path: records/<type>/<yyyy-mm>/<slug>-<6
+    letters>.md), titles of various lengths: a path's bytes can read as a well-formed entry
+    where none starts (a month's "0/" as the flags of a 47-byte path)."""
+    rng = random.Random(12)
+    types = ["context", "decision", "fact", "preference", "procedure"]
+    words = ["fix", "cache", "index", "v2", "sync", "merge", "auth", "retry", "log", "42", "db"]
+    letters = "0123456789abcdefghjkmnpqrstvwxyz"
+    paths: set[str] = set()
+    while len(paths) < count:
+        title = " ".join(rng.choices(words, k=rng.randint(1, 12)))
+        record_id = f"{slugify(title)}-{''.join(rng.choices(letters, k=6))}"
+        month = datetime(rng.randint(2024, 2026), rng.randint(1, 12), 1, tzinfo=UTC)
+        paths.add(record_path(rng.choice(types), month, record_id))
+    return sorted(paths)
+
+
+def test_every_path_of_a_big_index_is_found_and_no_other(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    paths = realistic_paths(100_000)
+    oid = blob_id(b"x").hex()
+    lines = "".join(f"100644 {oid}\t{p}\n" for p in paths[::2])
+    subprocess.run(["git", "update-index", "--index-info"], cwd=tmp_path, input=lines.encode())
+    raw = (tmp_path / ".git" / "index").read_bytes()
+    starts = sharedindex.plain(raw)
+    assert starts is not None
+    listed = set(git(tmp_path, "ls-files").splitlines())
+    assert listed == set(paths[::2])
+    for path in paths:  # a plain index: over the starts of its one walk
+        assert (sharedindex.find(raw, path.encode(), starts) is not None) == (path in listed)
+    git(tmp_path, "update-index", "--split-index")  # a shared index git wrote: no sidecar yet
+    git_dir = tmp_path / ".git"
+    (shared,) = git_dir.glob("sharedindex.*")
+    data = shared.read_bytes()
+    for attempt in ("walked", "from its sidecar"):
+        with sharedindex.starts_of(git_dir, data) as found_starts:
+            found = {p for p in paths if sharedindex.find(data, p.encode(), found_starts)}
+        assert found == listed, attempt
+        assert list(git_dir.glob("gitmem-offsets.*")), attempt
+    for path in paths[:3000]:  # as gitmem asks
+        assert (gitindex.staged_id(git_dir, path) is not None) == (path in listed)
+
+
+def test_a_sidecar_that_does_not_match_is_not_trusted(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {p: p.encode() for p in realistic_paths(50)})
+    git_dir = tmp_path / ".git"
+    (sidecar,) = git_dir.glob("gitmem-offsets.*")
+    sidecar.write_bytes(sidecar.read_bytes()[:20] + bytes(len(sidecar.read_bytes()) - 20))
+    assert_agree(tmp_path)
+
+
+def test_a_fold_that_fails_leaves_the_index_git_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", 1)
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"a"})
+    gitmem_writes(tmp_path, {"b.md": b"b", "c.md": b"c"})  # folds: a shared index in use
+    git_dir = tmp_path / ".git"
+    for shared in git_dir.glob("sharedindex.*"):  # in use for an hour
+        os.utime(shared, (time.time() - 3600, time.time() - 3600))
+
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "write", full)
+        with pytest.raises(OSError, match="No space left"):
+            gitmem_writes(tmp_path, {"d.md": b"d", "e.md": b"e"})  # a fold, its index refused
+    assert git(tmp_path, "ls-files").split() == ["a.md", "b.md", "c.md"]
+    git(tmp_path, "status")
+    left = gitindex.read(git_dir / "index")
+    assert left is not None and left.base is not None
+    gitmem_writes(tmp_path, {"f.md": b"f", "g.md": b"g"})  # folds again
+    assert_agree(tmp_path)
+    kept = git_dir / f"sharedindex.{left.base.hex()}"  # a git command may still read it
+    assert time.time() - kept.stat().st_mtime < 60
+
+
+@pytest.mark.parametrize(("fold_at", "split"), [(1000, True), (1, True), (1000, False)])
+def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int, split: bool
+) -> None:
+    """In the split part; written by a fold (1: each write folds); in a plain index."""
+    monkeypatch.setattr(gitindex, "FOLD_AT", fold_at)
+    for attempt in range(5):  # a loaded machine may cross a second: then again
+        root = tmp_path / str(attempt)
+        root.mkdir()
+        git(root, "init", "-q")
+        gitmem_writes(root, {"old.md": b"old"}, split)
+        while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
+            time.sleep(0.01)
+        gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"}, split)  # with 1: a fold
+        with open(root / "a.md", "r+b") as f:  # in place, the same size
+            f.write(b"edit!\n")
+        seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "a.md")}
+        seconds.add(int((root / "a.md").stat().st_ctime))
+        if len(seconds) == 1:
+            break
+    assert len(seconds) == 1
+    time.sleep(1.1)
+    gitmem_writes(root, {"b.md": b"b"}, split)  # the index rewritten a second later
+    assert "AM a.md" in git(root, "status", "--porcelain").splitlines()  # edited since
+    assert git(root, "diff-files", "--name-only").split() == ["a.md"]
+
+
+@pytest.mark.parametrize("damage", ["missing", "empty"])
+def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.setattr(gitindex, "FOLD_AT", 1)
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"x", "b.md": b"y"})
+    gitmem_writes(tmp_path, {"c.md": b"z"})  # folds a.md into the shared index
+    named = gitindex.read(tmp_path / ".git" / "index")
+    assert named is not None and named.base is not None
+    shared = tmp_path / ".git" / f"sharedindex.{named.base.hex()}"
+    if damage == "missing":
+        shared.unlink()
+    else:
+        shared.write_bytes(b"")
+    with pytest.raises(gitindex.IndexUnreadable, match=f"{damage}.*git read-tree HEAD"):
+        gitindex.staged_id(tmp_path / ".git", "a.md")

@@ -278,7 +278,7 @@ class GitRepo(GitReader):
         config = self._repo.config
         split = "core.splitIndex" not in config or config.get_bool("core.splitIndex")
         with self._writing(lambda: [(index_file, _size(index_file) + 4096)]):
-            gitindex.stage(self.git_dir, entries, split=split)
+            gitindex.stage(self.git_dir, entries, split=split, root=self.root)
 
     # --- writes the machine refuses -----------------------------------------------------------
 

@@ -19,7 +19,9 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
 Git reads the form natively; libgit2 cannot ("unsupported mandatory extension"), so no pygit2
 code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Everything is
 under git's `index.lock`. Entries are written with the stat data of the file just written,
-so `git status` finds them clean without reading the file.
+so `git status` finds them clean without reading the file; the split part's racily clean
+entries are smudged when it is rewritten, as git does (`_smudged`), and a fold leaves the
+entries just written in the split part so that the next write still checks them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import os
 import struct
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
@@ -149,7 +153,7 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
         return None
     starts = sharedindex.plain(raw)
     if starts is not None:
-        fixed = sharedindex.find(raw, name, starts[-1])
+        fixed = sharedindex.find(raw, name, starts)
         return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
     index = _parse(raw, git_dir / "index")
     if index.link is None or not any(index.bitmaps()):
@@ -166,15 +170,22 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
     return None
 
 
-def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = True) -> None:
+def stage(
+    git_dir: Path,
+    changes: Mapping[str, Entry | None],
+    *,
+    split: bool = True,
+    root: Path | None = None,
+) -> None:
     """Make the index say each path's new entry (None: the path is no longer tracked), under
-    git's index.lock; in the split form unless `split` is False."""
+    git's index.lock; in the split form unless `split` is False. `root`: the work tree (by
+    default the directory holding `git_dir`)."""
     index_path = git_dir / "index"
     lock = git_dir / "index.lock"
     fd = _lock(lock)
     try:
         try:
-            data, shared = _restaged(git_dir, changes, split)
+            data, shared, before = _restaged(git_dir, changes, split, root or git_dir.parent)
             if shared is not None:
                 _write_shared(git_dir, shared)
             view = memoryview(data)
@@ -188,27 +199,38 @@ def stage(git_dir: Path, changes: Mapping[str, Entry | None], *, split: bool = T
         if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
             raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
         raise
+    if shared is not None:  # only now is the shared index the old index named unused
+        _remove_old_shared(git_dir, keep=shared[-20:], left=before)
 
 
 # --- building an index file -----------------------------------------------------------------
 
 
 def _restaged(
-    git_dir: Path, changes: Mapping[str, Entry | None], split: bool
-) -> tuple[bytes, bytes | None]:
-    """The new index file and the new shared index, if any. A plain index (an existing
-    store's, or with core.splitIndex=false) is spliced as bytes, not parsed."""
+    git_dir: Path, changes: Mapping[str, Entry | None], split: bool, root: Path
+) -> tuple[bytes, bytes | None, bytes | None]:
+    """The new index file, the new shared index if any, and the shared index the current
+    index names (if any). A plain index (an existing store's, or with core.splitIndex=false)
+    is spliced as bytes, not parsed."""
     path = git_dir / "index"
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
-        return _staged(git_dir, None, changes, split)
+        return (*_staged(git_dir, None, changes, split), None)
     starts = sharedindex.plain(raw)
     if starts is None:
-        return _staged(git_dir, _parse(raw, path), changes, split)
-    spliced = {p.encode(): None if e is None else _bytes(e) for p, e in changes.items()}
-    whole = sharedindex.splice(raw, spliced, starts)
-    return (_encode([], whole[-20:] + _NO_BITMAPS), whole) if split else (whole, None)
+        current = _parse(raw, path)
+        kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
+        current = IndexFile(current.version, kept, current.link)
+        return (*_staged(git_dir, current, changes, split), current.base)
+    spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
+    if not split:
+        spliced.update({p.encode(): None if e is None else _bytes(e) for p, e in changes.items()})
+        return sharedindex.splice(raw, spliced, starts), None, None
+    spliced.update(dict.fromkeys((p.encode() for p in changes), None))
+    shared = sharedindex.splice(raw, spliced, starts)
+    return _split_part(shared, changes.values()), shared, None
 
 
 def _staged(
@@ -233,20 +255,28 @@ def _staged(
     if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
         spliced = _spliced(git_dir, current, updates)
         if spliced is not None:
-            return _encode([], spliced[-20:] + _NO_BITMAPS), spliced
+            return _split_part(spliced, updates.values()), spliced
     everything = [e for e in merged(git_dir, current) if e.path not in updates]
-    everything = _sorted(everything, [e for e in updates.values() if e is not None])
     if not split:
+        everything = _sorted(everything, [e for e in updates.values() if e is not None])
         return _encode(everything, None), None
     shared = _encode(everything, None)
-    return _encode([], shared[-20:] + _NO_BITMAPS), shared
+    return _split_part(shared, updates.values()), shared
+
+
+def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
+    """The small index over a fold's new shared index, holding the entries just written: a
+    fold keeps them out of the shared index, so that the next write still checks them for
+    racy timestamps (`_smudged`), which it does not do for the shared index's entries."""
+    return _encode(_sorted([], (e for e in written if e is not None)), shared[-20:] + _NO_BITMAPS)
 
 
 def _spliced(
     git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
 ) -> bytes | None:
-    """The shared index with the split part and `updates` folded in, its unchanged entries
-    copied as bytes (gitmem.store.sharedindex); None if it is not of a form that allows it."""
+    """The shared index with the split part folded in and `updates`' paths taken out, its
+    unchanged entries copied as bytes (gitmem.store.sharedindex); None if it is not of a form
+    that allows it."""
     if any(e.stage for e in current.entries):
         return None
     data = _shared_bytes(git_dir, current)
@@ -255,8 +285,45 @@ def _spliced(
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
         return None  # parsed whole, which names the damage
     changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
-    changes.update({p: None if e is None else _bytes(e) for p, e in updates.items()})
+    changes.update(dict.fromkeys(updates, None))  # the entries written: in the split part
     return sharedindex.splice(data, changes)
+
+
+def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> list[Entry]:
+    """`entries` with each racily clean one smudged (its size 0, which makes git compare the
+    file's content), as git's ce_smudge_racily_clean_entry does when it writes an index: an
+    entry whose mtime is not older than the index read (`since`, in seconds) may have been
+    edited after it was taken, in the same second; rewritten with a newer mtime, the index
+    would vouch for it. A file whose content is no longer the entry's object is smudged."""
+    out = []
+    for entry in entries:
+        stat = _STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
+        # (a path left empty: git's replacement of a shared entry, which git checked itself)
+        racy = stat[2] >= since > 0 and stat[9] and not entry.stage
+        if racy and entry.path and entry.path not in skip:
+            try:
+                data = (root / os.fsdecode(entry.path)).read_bytes()
+                same = hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == entry.oid
+            except OSError:
+                same = False  # gone or unreadable: git sees that anyway
+            if not same:
+                entry = Entry(entry.path, entry.fixed[:36] + bytes(4) + entry.fixed[40:])
+        out.append(entry)
+    return out
+
+
+def _smudged_plain(
+    root: Path, raw: bytes, starts: list[int], since: int, skip: set[bytes]
+) -> dict[bytes, bytes | None]:
+    """`_smudged` for a plain index kept as bytes: its smudged entries, encoded, by path. Only
+    the entries whose mtime is not older than `since` are looked at as entries."""
+    racy = []
+    for at, following in pairwise(starts):
+        if int.from_bytes(raw[at + 8 : at + 12]) >= since:
+            fixed = _FIXED + 2 if raw[at + 60] << 8 & _EXTENDED else _FIXED
+            racy.append(Entry(raw[at + fixed : following].rstrip(b"\0"), raw[at : at + fixed]))
+    smudged = _smudged(root, racy, since, skip)
+    return {new.path: _bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old}
 
 
 def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
@@ -293,27 +360,43 @@ def _bytes(entry: Entry) -> bytes:
 
 
 def _write_shared(git_dir: Path, data: bytes) -> None:
-    """Write a shared index (named for its own trailer, so never changed once written) and
-    remove the older ones no git command can still be reading."""
+    """Write a shared index (named for its own trailer, so never changed once written),
+    synced before it is renamed in, and its sidecar of entry starts before it."""
     name = f"sharedindex.{data[-20:].hex()}"
     target = git_dir / name
     if not target.exists():
         tmp = git_dir / f"{name}.tmp-{os.getpid()}"
         try:
-            tmp.write_bytes(data)
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            sharedindex.write_offsets(git_dir, data)  # before the shared index: never stale
             os.replace(tmp, target)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
             raise
+
+
+def _remove_old_shared(git_dir: Path, keep: bytes, left: bytes | None) -> None:
+    """Once the new index is in place: remove the shared indexes (and their sidecars) unused
+    for five minutes, none a git command could still be reading. The one the old index named
+    is kept and touched, so that it ages from now, when it stopped being used (as git does)."""
+    if left is not None and left != _NULL:
+        with suppress(OSError):
+            os.utime(git_dir / f"sharedindex.{left.hex()}")
     old = time.time() - 300
+    kept = {f"sharedindex.{keep.hex()}"} | ({f"sharedindex.{left.hex()}"} if left else set())
     for other in git_dir.glob("sharedindex.*"):
-        try:
-            if other.name != name and other.stat().st_mtime < old:
+        with suppress(OSError):
+            if other.name not in kept and other.stat().st_mtime < old:
                 other.unlink()
-        except OSError:
-            continue
+    for sidecar in git_dir.glob("gitmem-offsets.*"):
+        shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
+        if not shared.exists() and ".tmp-" not in sidecar.name:
+            sidecar.unlink(missing_ok=True)
 
 
 def _lock(lock: Path) -> int:
@@ -347,21 +430,33 @@ def _shared_bytes(git_dir: Path, index: IndexFile) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise IndexUnreadable(
-            f"the git index names {path}, which is missing; rebuild the index from the last "
-            'commit with "git read-tree HEAD" (the files are left as they are), then try again'
-        ) from None
+        raise _unreadable_shared(path, "missing") from None
+
+
+def _unreadable_shared(path: Path, why: str) -> IndexUnreadable:
+    return IndexUnreadable(
+        f"the git index names {path}, which is {why}; rebuild the index from the last commit "
+        'with "git read-tree HEAD" (the files are left as they are), then try again'
+    )
 
 
 def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
     """The shared index's entry for `name`, found without reading the others (version 4,
     whose paths are compressed, is parsed whole)."""
     path = git_dir / f"sharedindex.{(index.base or _NULL).hex()}"
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed by the with below)
+    except FileNotFoundError:
+        raise _unreadable_shared(path, "missing") from None
+    if os.fstat(f.fileno()).st_size < 32:
+        f.close()
+        raise _unreadable_shared(path, "empty or cut short")
+    with f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[4:8] == (4).to_bytes(4, "big"):
             found = [e for e in _parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
-        fixed = sharedindex.find(data, name)
+        with sharedindex.starts_of(git_dir, data) as starts:
+            fixed = sharedindex.find(data, name, starts)
     return None if fixed is None else Entry(name, fixed)
 
 

@@ -5,97 +5,109 @@ scan it nor build 100k Python objects.
 
 Entries are sorted by path and laid out from offset 12, each padded to a multiple of 8 bytes
 (Documentation/gitformat-index): the fixed part (62 bytes, 64 with extended flags) whose last
-two bytes say the path's length, the path, then 1 to 8 NUL bytes. `find` bisects the bytes:
-from a middle offset it takes the first aligned place where a chain of well-formed entries
-starts, compares that path, and halves; the last stretch is walked entry by entry from a
-known start. `splice` walks the entries once (their boundaries only) and copies the unchanged
-runs of bytes around the changed entries.
+two bytes say the path's length, the path, then 1 to 8 NUL bytes. Where an entry starts
+cannot be told from the bytes around it (a path's bytes can read as a well-formed entry), so
+`find` bisects over the entries' starts: a plain index's from its one walk (`plain`), a
+shared index's from a sidecar (`.git/gitmem-offsets.<id>`, uint32s, mapped) written with it
+or, for one git wrote, by one walk the first time. `splice` walks the entries once (their
+boundaries only) and copies the unchanged runs of bytes around the changed entries.
 """
 
 from __future__ import annotations
 
 import hashlib
 import mmap
+import os
 import struct
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
 
-__all__ = ["find", "plain", "splice"]
+__all__ = ["find", "offsets_path", "plain", "splice", "starts_of", "write_offsets"]
 
 Data = bytes | mmap.mmap  # an index file read, or mapped
 _FIXED = 62
 _EXTENDED = 0x4000
 _NAME = 0xFFF
-_WALK = 4096  # bytes of entries walked one by one once the bisection is down to them
-_CHAIN = 3  # well-formed entries in a row that make an aligned place an entry's start
 
 
-def _entry(data: Data, at: int, end: int) -> tuple[bytes, int] | None:
-    """The path of the entry that would start at `at` and where the next one starts, if the
-    bytes there are a well-formed entry (a short path without NUL, then NUL padding)."""
-    if at + _FIXED + 1 > end:
-        return None
+def _name(data: Data, at: int, end: int) -> bytes:
+    """The path of the entry that starts at `at` (a known entry start)."""
     flags = data[at + 60] << 8 | data[at + 61]
     fixed = _FIXED + 2 if flags & _EXTENDED else _FIXED
     length = flags & _NAME
-    start = at + fixed
-    following = at + ((fixed + length + 8) & ~7)
-    if length in (0, _NAME) or following > end:
-        return None
-    name = data[start : start + length]
-    if b"\0" in name or any(data[start + length : following]):
-        return None
-    return name, following
+    if length == _NAME:
+        length = data.find(b"\0", at + fixed, end) - at - fixed
+    return data[at + fixed : at + fixed + length]
 
 
-def _start_from(data: Data, at: int, end: int) -> int | None:
-    """The first aligned place from `at` where `_CHAIN` well-formed entries (or fewer, up to
-    the end) follow one another."""
-    at += (4 - at) % 8  # entries start at 12 + 8k
-    while at < end:
-        place, ok = at, True
-        for _ in range(_CHAIN):
-            if place == end:
-                break
-            found = _entry(data, place, end)
-            if found is None:
-                ok = False
-                break
-            place = found[1]
-        if ok:
-            return at
-        at += 8
-    return None
-
-
-def find(data: Data, name: bytes, end: int | None = None) -> bytes | None:
+def find(data: Data, name: bytes, starts: Sequence[int]) -> bytes | None:
     """The fixed part of `name`'s first entry (lowest stage) in an index file of version 2
-    or 3 whose entries end at `end` (without extensions: before the checksum), or None."""
-    end = len(data) - 20 if end is None else end
-    low, high = 12, end  # low: a known entry start at or before the entry sought
-    while high - low > _WALK:
-        middle = _start_from(data, (low + high) // 2, high)
-        if middle is None:
-            high = (low + high) // 2
-            continue
-        found = _entry(data, middle, end)
-        assert found is not None
-        if found[0] < name:
-            low = found[1]
+    or 3 whose entries start at `starts` (the last item: where they end), or None."""
+    low, high = 0, len(starts) - 1
+    end = starts[-1]
+    while low < high:
+        middle = (low + high) // 2
+        if _name(data, starts[middle], end) < name:
+            low = middle + 1
         else:
             high = middle
-    at = low
-    while at < end:
-        found = _entry(data, at, end)
-        if found is None or found[0] > name:
-            return None
-        if found[0] == name:
-            flags = data[at + 60] << 8 | data[at + 61]
-            return data[at : at + (_FIXED + 2 if flags & _EXTENDED else _FIXED)]
-        at = found[1]
-    return None
+    if low == len(starts) - 1 or _name(data, starts[low], end) != name:
+        return None
+    at = starts[low]
+    flags = data[at + 60] << 8 | data[at + 61]
+    return data[at : at + (_FIXED + 2 if flags & _EXTENDED else _FIXED)]
 
 
-def _starts(data: bytes) -> list[int]:
+def offsets_path(git_dir: Path, trailer: bytes) -> Path:
+    """The sidecar of entry starts gitmem keeps for the shared index of this trailer."""
+    return git_dir / f"gitmem-offsets.{trailer.hex()}"
+
+
+def write_offsets(git_dir: Path, data: Data) -> None:
+    """Write the sidecar of `data`'s entry starts (the trailer, then native uint32s), synced,
+    atomically; before the shared index it describes is put in place."""
+    trailer = bytes(data[len(data) - 20 :])
+    target = offsets_path(git_dir, trailer)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(trailer + array("I", _starts(data)).tobytes())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def starts_of(git_dir: Path, data: Data) -> Iterator[Sequence[int]]:
+    """The entry starts of the shared index `data`, from its sidecar (mapped: a lookup reads
+    O(log n) of it). A missing sidecar, or one that does not match (a shared index git
+    wrote), is computed by one walk and written for the next time (if the disk lets it)."""
+    count = int.from_bytes(data[8:12])
+    trailer = bytes(data[len(data) - 20 :])
+    with ExitStack() as stack:
+        try:
+            f = stack.enter_context(open(offsets_path(git_dir, trailer), "rb"))
+        except FileNotFoundError:
+            f = None
+        if f is not None and os.fstat(f.fileno()).st_size == 20 + 4 * (count + 1):
+            side = stack.enter_context(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+            view = stack.enter_context(memoryview(side))
+            starts = stack.enter_context(view[20:].cast("I"))
+            if side[:20] == trailer and starts[0] == 12:
+                yield starts
+                return
+    walked = _starts(data)
+    with suppress(OSError):  # read-only or full: the walk stands for this lookup
+        write_offsets(git_dir, data)
+    yield walked
+
+
+def _starts(data: Data) -> list[int]:
     """Where each entry starts, and where the entries end: one walk from the first entry."""
     count = int.from_bytes(data[8:12])
     starts: list[int] = []
@@ -106,7 +118,9 @@ def _starts(data: bytes) -> list[int]:
         fixed = _FIXED + 2 if flags & _EXTENDED else _FIXED
         length = flags & _NAME
         if length == _NAME:
-            length = data.index(b"\0", at + fixed) - at - fixed
+            length = data.find(b"\0", at + fixed) - at - fixed
+            if length < 0:
+                raise ValueError("a path without its NUL")
         at += (fixed + length + 8) & ~7
     starts.append(at)
     return starts
