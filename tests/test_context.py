@@ -197,3 +197,21 @@ def test_explain_shows_own_bm25_the_context_share_and_the_prior(store_path: Path
     data = json.loads(gm("recall", "bicycle", "--mode", "keyword", "--json", "--explain").out)
     assert data["hits"][0]["prior"] == 1.5
     assert data["hits"][1]["keyword_score"] == pytest.approx(data["hits"][1]["context_score"])
+
+
+def test_a_store_behind_another_process_catches_up_without_calling_the_index_damaged(
+    talk: tuple[Store, dict[str, list[str]]],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    # Three processes on one store: A has the index open, B and C change neighbouring records
+    # (the context of one holds the other's text) and B catches up in between.
+    a, ids = talk
+    one = ids["session:1"]
+    a.recall("bicycle", mode="keyword", now=NOW)
+    b, c = reopened(a.root, tiny_model_dir), reopened(a.root, tiny_model_dir)
+    b.amend(one[1], {"title": "turn one"})
+    b.index().ensure_current()
+    c.amend(one[2], {"title": "turn two"})
+    found = a.recall("bicycle", mode="keyword", now=NOW)
+    assert not [n for n in found.notices if "damaged" in n]
+    assert _facts(a) == _facts(reopened(a.root, tiny_model_dir))
