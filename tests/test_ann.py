@@ -185,3 +185,50 @@ def test_the_numpy_free_path_leaves_a_graph_indexed_store_to_numpys(
         graph.unlink()
     exact = reopened(store.root, tiny_model_dir).index()._semantic_half()
     assert exact.without_numpy("retry webhook", 5, Filter())  # ranked, exactly
+
+
+def _exact(
+    store: Store, model: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[list[tuple[str, float]]]:
+    """The answers of a rebuilt index ranked exactly (no graph), threshold restored after."""
+    shutil.rmtree(store.cache_dir)
+    with monkeypatch.context() as patch:
+        patch.setattr(ann, "THRESHOLD", 10**9)
+        return _answers(reopened(store.root, model))
+
+
+def test_a_stamp_behind_its_graph_neither_fails_a_recall_nor_changes_its_answers(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The graph was saved, then the process died before its stamp was: the next catch-up
+    # offers the graph rows it already holds.
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    stamp = next((store.cache_dir / "index").glob("ann-*.json"))
+    old = stamp.read_text()
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    _answers(store)
+    stamp.write_text(old)
+    again = reopened(store.root, tiny_model_dir)
+    again.record("fact", "Queues drain before deploys.", title="Drain queues")
+    found = _answers(again)
+    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+    assert found == _exact(again, tiny_model_dir, monkeypatch)
+
+
+def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactly(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no space left for the graph")
+
+    monkeypatch.setattr(ann, "_save", fails)  # what a full disk or a usearch error does
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    result = store.recall("queue deploy")
+    assert any("could not be updated" in n for n in result.notices)
+    assert not list((store.cache_dir / "index").glob("ann-*"))
+    found = _answers(store)
+    assert found == _exact(store, tiny_model_dir, monkeypatch)

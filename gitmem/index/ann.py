@@ -31,7 +31,7 @@ from typing import Any
 
 from gitmem.atomic import replace_file
 
-__all__ = ["THRESHOLD", "Graph", "available", "graph_paths", "open_graph", "refresh"]
+__all__ = ["THRESHOLD", "Graph", "available", "drop", "graph_paths", "open_graph", "refresh"]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
@@ -165,9 +165,11 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
         changed = True
     for start in range(stamp.covered, rows, _ADD_BATCH):
         stop = min(start + _ADD_BATCH, rows)
-        keys = (~dead[start:stop]).nonzero()[0] + start
+        keys = ((~dead[start:stop]).nonzero()[0] + start).astype("uint64")
+        if len(keys) and stamp.covered:  # a stamp behind its graph (not written after it)
+            keys = keys[~index.contains(keys)]
         if len(keys):
-            index.add(keys.astype("uint64"), matrix[keys], threads=0)
+            index.add(keys, matrix[keys], threads=0)
         changed = True
     if changed or not path.exists():
         _save(index, path)
@@ -212,6 +214,14 @@ def _save(index: Any, path: Path) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def drop(root: Path, err: Exception) -> str:
+    """Remove every graph in `root` after a writer failed to bring it up to date with `err`
+    (the index ranks exactly until the next writer builds one again); the notice to give."""
+    for old in root.glob("ann-*"):
+        old.unlink(missing_ok=True)
+    return f"the search index's vector graph could not be updated ({err}); ranking exactly"
 
 
 def _drop_others(root: Path, keep: Path, keep_stamp: Path) -> None:

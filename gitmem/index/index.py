@@ -284,7 +284,12 @@ class Index:
 
         stored = catalog.row_facts()
         parts = None if stored is None else stored.facts.parts
-        said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
+        try:
+            said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
+        except Exception as err:  # a cache must never fail a recall
+            from gitmem.index.ann import drop
+
+            said = drop(self.root, err)
         if said:
             self.notices.append(said)
 
