@@ -232,3 +232,36 @@ def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactl
     assert not list((store.cache_dir / "index").glob("ann-*"))
     found = _answers(store)
     assert found == _exact(store, tiny_model_dir, monkeypatch)
+
+
+def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    assert store.check_index() == []
+    graph = next((store.cache_dir / "index").glob("ann-*.usearch"))
+    data = bytearray(graph.read_bytes())
+    for at in random.Random(7).sample(range(len(data) // 2, len(data)), 20):
+        data[at] ^= 0xFF  # the same size: only the checksum tells
+    graph.write_bytes(bytes(data))
+    assert any("vector graph" in p for p in store.check_index())  # gitmem doctor
+    again = reopened(store.root, tiny_model_dir)
+    again.record("fact", "Queues drain before deploys.", title="Drain queues")
+    result = again.recall("queue deploy")  # the catch-up (a writer) checks it first
+    assert any("vector graph" in n and "building it again" in n for n in result.notices)
+    assert again.check_index() == []
+    assert _answers(again) == _exact(again, tiny_model_dir, monkeypatch)
+
+
+def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
+    tmp_path: Path, small_threshold: None
+) -> None:
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(clustered(100, 32))
+    ann.refresh(tmp_path, file.path.name, file.matrix(100), np.zeros(100, dtype=bool))
+    assert ann.open_graph(tmp_path, file.path.name, 32) is not None
+    path, _ = ann.graph_paths(tmp_path, file.path.name)
+    with path.open("ab") as handle:
+        handle.write(b"\0" * 8)  # a reader never maps a graph its stamp does not describe
+    assert ann.open_graph(tmp_path, file.path.name, 32) is None
