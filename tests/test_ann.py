@@ -265,3 +265,32 @@ def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
     with path.open("ab") as handle:
         handle.write(b"\0" * 8)  # a reader never maps a graph its stamp does not describe
     assert ann.open_graph(tmp_path, file.path.name, 32) is None
+
+
+def _graphs(store: Store) -> list[str]:
+    return sorted(p.name for p in (store.cache_dir / "index").glob("ann-*"))
+
+
+def test_the_graph_is_kept_a_little_below_the_threshold_and_by_installs_without_usearch(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    live = store.index()._catalog.live_rows()  # type: ignore[union-attr]
+    monkeypatch.setattr(ann, "THRESHOLD", live)
+    ids = [r.id for r in store.records()]
+    store.forget(ids[0], reason="gone")
+    _answers(store)
+    assert _graphs(store)  # one below the threshold: kept (and brought up to date)
+    with monkeypatch.context() as patch:
+        patch.setattr(ann, "available", lambda: False)  # an install without the extra
+        store.forget(ids[1], reason="gone")
+        _answers(store)
+        assert _graphs(store)  # left for the install that built it
+    for rid in ids[2 : 2 + live // 5]:
+        store.forget(rid, reason="gone")
+    _answers(store)
+    assert not _graphs(store)  # below 0.8 x the threshold: removed
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    _answers(store)
+    assert not _graphs(store)  # and not built again until the threshold

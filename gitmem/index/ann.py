@@ -49,6 +49,7 @@ __all__ = [
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
 THRESHOLD = 200_000
+_KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
 _VERSION = 2  # 2: the graph file's size and CRC-32
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 128
@@ -155,11 +156,17 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
     by number, numpy) with `dead` (a boolean array, True for each dead row): add the rows
     appended since, remove the rows that died since. A writer's step, under the index lock.
     Returns a notice when the graph was built anew because the one there could not be used.
-    Below THRESHOLD live rows, or without usearch, it removes any graph and builds none."""
+    A graph is built from THRESHOLD live rows and removed below `_KEEP` x THRESHOLD, so that
+    records come and go around the threshold without a whole graph built each time. Without
+    usearch it leaves the graph as it is, for the install that built it (readers here rank
+    exactly; rows it lags behind are ranked exactly beside it there)."""
     path, stamp_path = graph_paths(root, vectors_name)
     _drop_others(root, path, stamp_path)
     rows, dim = matrix.shape
-    if rows - int(dead.sum()) < THRESHOLD or not available():
+    live = rows - int(dead.sum())
+    if not available():
+        return None
+    if live < _KEEP * THRESHOLD or (live < THRESHOLD and not stamp_path.exists()):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)
         return None
