@@ -15,7 +15,7 @@ import pytest
 from test_index import reopened, tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
-from gitmem.index.neighbours import FILE, Neighbours
+from gitmem.index.neighbours import FILE, PARTNERS, Neighbours
 from gitmem.recall.recall import DEFAULTS
 
 START = datetime(2029, 3, 1, 9, 0, tzinfo=UTC)
@@ -215,3 +215,33 @@ def test_a_store_behind_another_process_catches_up_without_calling_the_index_dam
     found = a.recall("bicycle", mode="keyword", now=NOW)
     assert not [n for n in found.notices if "damaged" in n]
     assert _facts(a) == _facts(reopened(a.root, tiny_model_dir))
+
+
+def test_a_record_linked_by_many_takes_the_leads_of_the_most_recent_few(
+    talk: tuple[Store, dict[str, list[str]]],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    store, ids = talk
+    hub = ids["session:2"][0]
+    linkers = []
+    for n in range(PARTNERS + 4):
+        linkers.append(
+            store.record(
+                "fact",
+                f"Linker number {n} says word{n}",
+                title=f"linker {n}",
+                agent="a",
+                links=[hub],
+                now=START + timedelta(days=n),
+            ).record.id
+        )
+        if n % 3 == 0:
+            store.index().ensure_current()
+    context = _facts(store)[hub]
+    lent = [n for n in range(PARTNERS + 4) if f"word{n} " in context + " "]
+    assert lent == list(range(4, PARTNERS + 4))  # the most recent PARTNERS
+    store.forget(linkers[-1], reason="gone")  # the next most recent takes its place
+    incremental = _facts(store)
+    assert "word3 " in incremental[hub] + " " and "word11" not in incremental[hub]
+    shutil.rmtree(store.cache_dir)
+    assert _facts(reopened(store.root, tiny_model_dir)) == incremental
