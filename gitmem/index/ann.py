@@ -256,20 +256,24 @@ def _intact(path: Path, stamp: Stamp) -> bool:
         return False
 
 
-def check(root: Path, vectors_name: str) -> list[str]:
-    """What is wrong with the vector graph of `vectors_name` (`gitmem doctor`): nothing when
-    there is none; a graph its stamp does not describe is ignored by readers and built again
-    by the next write."""
-    path, stamp_path = graph_paths(root, vectors_name)
-    if not path.exists() and not stamp_path.exists():
-        return []
-    stamp = _read_stamp(stamp_path)
-    if stamp is not None and _intact(path, stamp):
-        return []
-    return [
-        f"vector graph {path.name} does not match its stamp (damaged, or from an earlier gitmem):"
-        " it is ignored, and the next catch-up builds it again"
-    ]
+def check(root: Path) -> list[str]:
+    """What is wrong with the vector graphs in `root` (`gitmem doctor`): each graph its stamp
+    does not describe, which readers ignore and the next write builds again."""
+    stems = {
+        p.name.rsplit(".", 1)[0]
+        for p in (*root.glob("ann-*.usearch"), *root.glob("ann-*.json"))
+        if ".tmp-" not in p.name
+    }
+    problems = []
+    for stem in sorted(stems):
+        path = root / f"{stem}.usearch"
+        stamp = _read_stamp(root / f"{stem}.json")
+        if stamp is None or not _intact(path, stamp):
+            problems.append(
+                f"vector graph {path.name} does not match its stamp (damaged, or from an earlier"
+                " gitmem): it is ignored, and the next catch-up builds it again"
+            )
+    return problems
 
 
 def drop(root: Path, err: Exception) -> str:

@@ -3,8 +3,8 @@
 A build records, in the catalog's stamp transaction, the size and CRC-32 of every file of the
 keyword index (`manifest`). Opening the index checks the cheap facts (`quick`: every file's
 size, and the checksum of the small ones: ~0.1 ms at 100k records), and `full` checks every
-checksum, SQLite's own page check of the catalog, the vector file's length and the vector
-graph's checksum, kept in its stamp by gitmem.index.ann (for `gitmem doctor`). Damage a
+checksum, SQLite's own page check of the catalog and the vector file's length (for `gitmem
+doctor`, with the vector graph's own check, gitmem.index.ann.check). Damage a
 quick check cannot see (bytes changed in a large file, a catalog page) is met when a search
 reads it: SQLite's error, or a panic of tantivy's Rust code, which Python sees as a
 BaseException (`is_panic`). The index's caller then rebuilds it (gitmem.index.index).
@@ -177,9 +177,6 @@ def check(root: Path, dim: int | None) -> list[str]:
             want = catalog.next_row()
             if have < want:
                 problems.append(f"{name} holds {have} vector rows, the catalog {want}")
-            from gitmem.index.ann import check as check_graph
-
-            problems += check_graph(root, name)
     except unreadable as exc:
         return [f"catalog: {exc}"]
     finally:
