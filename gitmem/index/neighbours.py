@@ -16,7 +16,7 @@ queries, so they agree.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,31 +117,44 @@ class Neighbours:
         return "\n".join(self._leads(self.near(rid)))
 
     def every_context(self) -> dict[str, str]:
-        """Every active record's `context`, from two reads of the tables (what a full build
-        needs: the same as asking `context` of each, tested, at a fraction of the queries)."""
+        """Every active record's `context` (tests compare it with `context`'s)."""
+        context_of, ids = self.contexts()
+        return {rid: context_of(rid) for rid in ids}
+
+    def contexts(self) -> tuple[Callable[[str], str], list[str]]:
+        """`context` as a function of the id, from two reads of the tables (what a full build
+        needs: the same as asking `context` of each, tested, at a fraction of the queries),
+        and the active ids. It holds every lead, not every context (those are up to
+        2 x WINDOW + PARTNERS leads each): a build makes each context as it writes it."""
         rows = self._db.execute(
             "SELECT id, source, lead, created FROM facts ORDER BY source, created, id"
         )
         leads: dict[str, str] = {}
         created: dict[str, int] = {}
         runs: dict[str, list[str]] = {}
+        where: dict[str, int] = {}
         for rid, source, text, at in rows:
             leads[rid], created[rid] = text, at
-            runs.setdefault(source, []).append(rid)
+            run = runs.setdefault(source, [])
+            where[rid] = len(run)
+            run.append(rid)
+        sources = {rid: source for source, run in runs.items() for rid in run}
         partners: dict[str, set[str]] = {}
         for src, dst in self._db.execute("SELECT src, dst FROM links"):
             if src != dst and src in leads and dst in leads:
                 partners.setdefault(src, set()).add(dst)
                 partners.setdefault(dst, set()).add(src)
-        out: dict[str, str] = {}
-        for source, run in runs.items():
-            for at, rid in enumerate(run):
-                window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
-                if not source:
-                    window = []
-                near = [*window, *_latest(partners.get(rid, set()) - set(window), created)]
-                out[rid] = "\n".join(leads[n] for n in near if leads[n])
-        return out
+
+        def context_of(rid: str) -> str:
+            if rid not in leads:
+                return ""
+            source, at = sources[rid], where[rid]
+            run = runs[source] if source else []
+            window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
+            near = [*window, *_latest(partners.get(rid, set()) - set(window), created)]
+            return "\n".join(leads[n] for n in near if leads[n])
+
+        return context_of, list(leads)
 
     def near(self, rid: str) -> list[str]:
         """The records whose leads make `rid`'s context, in that order ([] if not active)."""
