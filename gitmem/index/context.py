@@ -10,6 +10,7 @@ of a record writes again the documents of the records whose context it is in: at
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,14 +49,23 @@ def filling(
     facts = Neighbours(root / FILE, create=True)
     spill = root / _SPILL
     try:
-        with spill.open("wb") as out:
+        out = spill.open("wb")
 
-            def keep(texts: Sequence[TextFields], first: int, records: Iterable[Record]) -> None:
-                facts.put(records)
+        def keep(texts: Sequence[TextFields], first: int, records: Iterable[Record]) -> None:
+            facts.put(records)
+            try:
                 pickle.dump((list(texts), first), out, protocol=pickle.HIGHEST_PROTOCOL)
                 out.flush()
+            except OSError as err:  # a full disk: named, as the other index files are
+                raise OSError(err.errno, err.strerror, str(spill)) from err
 
+        try:
             yield keep
+        finally:
+            # Each batch was flushed: a close fails only after a failed write, whose error
+            # (naming the file) must not be replaced by the close's.
+            with contextlib.suppress(OSError):
+                out.close()
         context_of, _ = facts.contexts()
         with spill.open("rb") as held:
             while True:
