@@ -235,7 +235,7 @@ def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactl
 
 
 def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
-    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+    store_path: Path, tiny_model_dir: Path, small_threshold: None
 ) -> None:
     store = _searchable(store_path, tiny_model_dir, 30)
     _answers(store)
@@ -251,7 +251,7 @@ def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
     result = again.recall("queue deploy")  # the catch-up (a writer) checks it first
     assert any("vector graph" in n and "building it again" in n for n in result.notices)
     assert again.check_index() == []
-    assert _answers(again) == _exact(again, tiny_model_dir, monkeypatch)
+    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
 
 
 def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
