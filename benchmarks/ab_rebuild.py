@@ -5,7 +5,8 @@ shared machine can measure honestly).
         --model benchmarks/.models/minilm-distilled-256
 
 `--store DIR` rebuilds a store made earlier (its config must name the model) instead of
-making one; `--json FILE` writes the times.
+making one; `--json FILE` writes the times. Each rebuild's peak resident memory (MB, the
+child's ru_maxrss) is printed beside its time.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from _common import checkout, machine, run_code, write_json
 from bench_recall import store_for
 
 TIMED = """
-import time
+import resource, time
 from pathlib import Path
 from gitmem.api import Store
 store = Store.open(Path({root!r}))
 store.model().get()
 start = time.perf_counter()
 store.rebuild()
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
@@ -46,16 +47,27 @@ def main() -> None:
             (Path(tmp) / name).mkdir()
             sources[name] = checkout(revision, Path(tmp) / name)
         times: dict[str, list[float]] = {"base": [], "head": []}
+        peaks: dict[str, list[float]] = {"base": [], "head": []}
         for _ in range(args.rounds):
             for name, source in sources.items():
-                times[name].append(float(run_code(source, TIMED.format(root=str(root)))))
+                took, peak = run_code(source, TIMED.format(root=str(root))).split()
+                times[name].append(float(took))
+                peaks[name].append(float(peak))
     for name, values in times.items():
-        print(f"{name} ({getattr(args, name)}): " + ", ".join(f"{v:.1f} s" for v in values))
+        shown = (f"{v:.1f} s ({p:.0f} MB)" for v, p in zip(values, peaks[name], strict=True))
+        print(f"{name} ({getattr(args, name)}): " + ", ".join(shown))
     ratios = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
     print("head / base per round: " + ", ".join(f"{r:.2f}" for r in ratios))
     write_json(
         args.json,
-        {"machine": machine(), "base": args.base, "head": args.head, **times, "ratios": ratios},
+        {
+            "machine": machine(),
+            "base": args.base,
+            "head": args.head,
+            **times,
+            "ratios": ratios,
+            "peak_mb": peaks,
+        },
     )
 
 

@@ -185,3 +185,112 @@ def test_the_numpy_free_path_leaves_a_graph_indexed_store_to_numpys(
         graph.unlink()
     exact = reopened(store.root, tiny_model_dir).index()._semantic_half()
     assert exact.without_numpy("retry webhook", 5, Filter())  # ranked, exactly
+
+
+def _exact(
+    store: Store, model: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[list[tuple[str, float]]]:
+    """The answers of a rebuilt index ranked exactly (no graph), threshold restored after."""
+    shutil.rmtree(store.cache_dir)
+    with monkeypatch.context() as patch:
+        patch.setattr(ann, "THRESHOLD", 10**9)
+        return _answers(reopened(store.root, model))
+
+
+def test_a_stamp_behind_its_graph_neither_fails_a_recall_nor_changes_its_answers(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The graph was saved, then the process died before its stamp was: the next catch-up
+    # offers the graph rows it already holds.
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    stamp = next((store.cache_dir / "index").glob("ann-*.json"))
+    old = stamp.read_text()
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    _answers(store)
+    stamp.write_text(old)
+    again = reopened(store.root, tiny_model_dir)
+    again.record("fact", "Queues drain before deploys.", title="Drain queues")
+    found = _answers(again)
+    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+    assert found == _exact(again, tiny_model_dir, monkeypatch)
+
+
+def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactly(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no space left for the graph")
+
+    monkeypatch.setattr(ann, "_save", fails)  # what a full disk or a usearch error does
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    result = store.recall("queue deploy")
+    assert any("could not be updated" in n for n in result.notices)
+    assert not list((store.cache_dir / "index").glob("ann-*"))
+    found = _answers(store)
+    assert found == _exact(store, tiny_model_dir, monkeypatch)
+
+
+def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    assert store.check_index() == []
+    graph = next((store.cache_dir / "index").glob("ann-*.usearch"))
+    data = bytearray(graph.read_bytes())
+    for at in random.Random(7).sample(range(len(data) // 2, len(data)), 20):
+        data[at] ^= 0xFF  # the same size: only the checksum tells
+    graph.write_bytes(bytes(data))
+    assert any("vector graph" in p for p in store.check_index())  # gitmem doctor
+    again = reopened(store.root, tiny_model_dir)
+    again.record("fact", "Queues drain before deploys.", title="Drain queues")
+    result = again.recall("queue deploy")  # the catch-up (a writer) checks it first
+    assert any("vector graph" in n and "building it again" in n for n in result.notices)
+    assert again.check_index() == []
+    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+
+
+def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
+    tmp_path: Path, small_threshold: None
+) -> None:
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(clustered(100, 32))
+    ann.refresh(tmp_path, file.path.name, file.matrix(100), np.zeros(100, dtype=bool))
+    assert ann.open_graph(tmp_path, file.path.name, 32) is not None
+    path, _ = ann.graph_paths(tmp_path, file.path.name)
+    with path.open("ab") as handle:
+        handle.write(b"\0" * 8)  # a reader never maps a graph its stamp does not describe
+    assert ann.open_graph(tmp_path, file.path.name, 32) is None
+
+
+def _graphs(store: Store) -> list[str]:
+    return sorted(p.name for p in (store.cache_dir / "index").glob("ann-*"))
+
+
+def test_the_graph_is_kept_a_little_below_the_threshold_and_by_installs_without_usearch(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    live = store.index()._catalog.live_rows()  # type: ignore[union-attr]
+    monkeypatch.setattr(ann, "THRESHOLD", live)
+    ids = [r.id for r in store.records()]
+    store.forget(ids[0], reason="gone")
+    _answers(store)
+    assert _graphs(store)  # one below the threshold: kept (and brought up to date)
+    with monkeypatch.context() as patch:
+        patch.setattr(ann, "available", lambda: False)  # an install without the extra
+        store.forget(ids[1], reason="gone")
+        _answers(store)
+        assert _graphs(store)  # left for the install that built it
+    for rid in ids[2 : 2 + live // 5]:
+        store.forget(rid, reason="gone")
+    _answers(store)
+    assert not _graphs(store)  # below 0.8 x the threshold: removed
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    _answers(store)
+    assert not _graphs(store)  # and not built again until the threshold

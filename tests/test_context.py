@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +15,9 @@ import pytest
 from test_index import reopened, tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
-from gitmem.index.neighbours import FILE, Neighbours
+from gitmem.index import context
+from gitmem.index.neighbours import FILE, PARTNERS, Neighbours
+from gitmem.index.textdoc import TextDoc, TextFields, text_fields
 from gitmem.recall.recall import DEFAULTS
 
 START = datetime(2029, 3, 1, 9, 0, tzinfo=UTC)
@@ -197,3 +199,83 @@ def test_explain_shows_own_bm25_the_context_share_and_the_prior(store_path: Path
     data = json.loads(gm("recall", "bicycle", "--mode", "keyword", "--json", "--explain").out)
     assert data["hits"][0]["prior"] == 1.5
     assert data["hits"][1]["keyword_score"] == pytest.approx(data["hits"][1]["context_score"])
+
+
+def test_a_store_behind_another_process_catches_up_without_calling_the_index_damaged(
+    talk: tuple[Store, dict[str, list[str]]],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    # Three processes on one store: A has the index open, B and C change neighbouring records
+    # (the context of one holds the other's text) and B catches up in between.
+    a, ids = talk
+    one = ids["session:1"]
+    a.recall("bicycle", mode="keyword", now=NOW)
+    b, c = reopened(a.root, tiny_model_dir), reopened(a.root, tiny_model_dir)
+    b.amend(one[1], {"title": "turn one"})
+    b.index().ensure_current()
+    c.amend(one[2], {"title": "turn two"})
+    found = a.recall("bicycle", mode="keyword", now=NOW)
+    assert not [n for n in found.notices if "damaged" in n]
+    assert _facts(a) == _facts(reopened(a.root, tiny_model_dir))
+
+
+def test_a_record_linked_by_many_takes_the_leads_of_the_most_recent_few(
+    talk: tuple[Store, dict[str, list[str]]],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    store, ids = talk
+    hub = ids["session:2"][0]
+    linkers = []
+    for n in range(PARTNERS + 4):
+        linkers.append(
+            store.record(
+                "fact",
+                f"Linker number {n} says word{n}",
+                title=f"linker {n}",
+                agent="a",
+                links=[hub],
+                now=START + timedelta(days=n),
+            ).record.id
+        )
+        if n % 3 == 0:
+            store.index().ensure_current()
+    context = _facts(store)[hub]
+    lent = [n for n in range(PARTNERS + 4) if f"word{n} " in context + " "]
+    assert lent == list(range(4, PARTNERS + 4))  # the most recent PARTNERS
+    store.forget(linkers[-1], reason="gone")  # the next most recent takes its place
+    incremental = _facts(store)
+    assert "word3 " in incremental[hub] + " " and "word11" not in incremental[hub]
+    shutil.rmtree(store.cache_dir)
+    assert _facts(reopened(store.root, tiny_model_dir)) == incremental
+
+
+def test_a_full_build_spills_its_documents_to_disk_until_every_context_is_known(
+    talk: tuple[Store, dict[str, list[str]]], tmp_path: Path
+) -> None:
+    store, _ = talk
+    records = list(store.records())
+    given: list[tuple[list[str], int, str]] = []
+    spilled: list[int] = []
+
+    def add(texts: Sequence[TextFields], first: int) -> None:
+        given.append(([t[0]["id"] for t in texts], first, texts[0][0].get("context", "")))
+
+    root = tmp_path / "build"
+    root.mkdir()
+    with context.filling(root, add) as keep:
+        for at in range(0, len(records), 3):  # batches of 3, as a build's workers make them
+            batch = records[at : at + 3]
+            keep(
+                [text_fields(TextDoc(r.id, "b", r.title, "", r.body, (), r.type)) for r in batch],
+                at,
+                batch,
+            )
+            spilled.append((root / "documents.spill").stat().st_size)
+            assert not given  # held on disk, not handed on, until every fact is in
+    assert spilled == sorted(spilled) and spilled[0] > 0
+    assert [ids for ids, _, _ in given] == [
+        [r.id for r in records[at : at + 3]] for at in range(0, len(records), 3)
+    ]
+    assert [first for _, first, _ in given] == list(range(0, len(records), 3))
+    assert given[0][2]  # the first record of a source has its neighbours' context
+    assert not (root / "documents.spill").exists()

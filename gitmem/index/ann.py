@@ -14,7 +14,10 @@ appended since are added, rows that died since are removed; a compaction names a
 file and so starts a new graph. A reader never writes it: rows past what the graph covers are
 ranked exactly beside it, and dead rows are filtered out by the row facts, so a graph behind
 the index costs time, never answers. A graph that cannot be read (damaged, half-written, from
-another usearch) is ignored by readers and built again by the next writer.
+another usearch) is ignored by readers and built again by the next writer. Its stamp records
+the graph file's size and CRC-32: a reader checks the size (a reader maps the graph, and
+usearch does not check a mapped file, so a damaged one could crash it), a writer and `gitmem
+doctor` the checksum.
 
 usearch is optional (`pip install 'gitmem[scale]'`): without it every store is ranked exactly,
 as before. This module is its only importer.
@@ -30,13 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.atomic import replace_file
+from gitmem.index.verify import crc32
 
-__all__ = ["THRESHOLD", "Graph", "available", "graph_paths", "open_graph", "refresh"]
+__all__ = [
+    "THRESHOLD",
+    "Graph",
+    "available",
+    "check",
+    "drop",
+    "graph_paths",
+    "open_graph",
+    "refresh",
+]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
 THRESHOLD = 200_000
-_VERSION = 1
+_KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
+_VERSION = 2  # 2: the graph file's size and CRC-32
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 128
 # How far the search looks. On the benchmark's vectors (docs/benchmarks.md, "A million
@@ -65,6 +79,8 @@ class Stamp:
     dim: int
     covered: int  # rows 0..covered-1 of the vector file were offered to the graph
     removed: int  # how many of those were dead, and removed, when it was saved
+    size: int  # of the graph file, in bytes
+    crc: int  # its CRC-32
 
 
 def _read_stamp(path: Path) -> Stamp | None:
@@ -72,9 +88,8 @@ def _read_stamp(path: Path) -> Stamp | None:
         data = json.loads(path.read_text())
         if data.get("version") != _VERSION:
             return None
-        return Stamp(
-            str(data["vectors"]), int(data["dim"]), int(data["covered"]), int(data["removed"])
-        )
+        fields = ("dim", "covered", "removed", "size", "crc")
+        return Stamp(str(data["vectors"]), *(int(data[f]) for f in fields))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -101,6 +116,11 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     path, stamp_path = graph_paths(root, vectors_name)
     stamp = _read_stamp(stamp_path)
     if stamp is None or stamp.vectors != vectors_name or stamp.dim != dim:
+        return None
+    try:
+        if path.stat().st_size != stamp.size:
+            return None
+    except OSError:
         return None
     index = _load(path, view=True)
     if index is None or index.ndim != dim:
@@ -136,27 +156,34 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
     by number, numpy) with `dead` (a boolean array, True for each dead row): add the rows
     appended since, remove the rows that died since. A writer's step, under the index lock.
     Returns a notice when the graph was built anew because the one there could not be used.
-    Below THRESHOLD live rows, or without usearch, it removes any graph and builds none."""
+    A graph is built from THRESHOLD live rows and removed below `_KEEP` x THRESHOLD, so that
+    records come and go around the threshold without a whole graph built each time. Without
+    usearch it leaves the graph as it is, for the install that built it (readers here rank
+    exactly; rows it lags behind are ranked exactly beside it there)."""
     path, stamp_path = graph_paths(root, vectors_name)
     _drop_others(root, path, stamp_path)
     rows, dim = matrix.shape
-    if rows - int(dead.sum()) < THRESHOLD or not available():
+    live = rows - int(dead.sum())
+    if not available():
+        return None
+    if live < _KEEP * THRESHOLD or (live < THRESHOLD and not stamp_path.exists()):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)
         return None
     stamp = _read_stamp(stamp_path)
-    if stamp is not None and _lazy(path, stamp, rows, dead, dim):
+    intact = stamp is not None and _intact(path, stamp)
+    if intact and stamp is not None and _lazy(path, stamp, rows, dead, dim):
         return None
     index, said = None, None
     if stamp is not None and stamp.vectors == vectors_name and stamp.dim == dim:
-        index = _load(path, view=False)
+        index = _load(path, view=False) if intact else None
         if index is None or stamp.covered > rows or len(index) > rows:
             said = f"the search index's vector graph {path.name} is damaged; building it again"
             index = None
     elif path.exists() or stamp_path.exists():
         said = f"the search index's vector graph {path.name} is out of date; building it again"
     if index is None:
-        index, stamp = _new(dim), Stamp(vectors_name, dim, 0, 0)
+        index, stamp = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0)
     assert stamp is not None
     gone = dead[: stamp.covered].nonzero()[0].astype("uint64")
     changed = False
@@ -165,18 +192,22 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
         changed = True
     for start in range(stamp.covered, rows, _ADD_BATCH):
         stop = min(start + _ADD_BATCH, rows)
-        keys = (~dead[start:stop]).nonzero()[0] + start
+        keys = ((~dead[start:stop]).nonzero()[0] + start).astype("uint64")
+        if len(keys) and stamp.covered:  # a stamp behind its graph (not written after it)
+            keys = keys[~index.contains(keys)]
         if len(keys):
-            index.add(keys.astype("uint64"), matrix[keys], threads=0)
+            index.add(keys, matrix[keys], threads=0)
         changed = True
     if changed or not path.exists():
-        _save(index, path)
+        size, crc = _save(index, path)
         record = {
             "version": _VERSION,
             "vectors": vectors_name,
             "dim": dim,
             "covered": rows,
             "removed": int(dead[:rows].sum()),
+            "size": size,
+            "crc": crc,
         }
         replace_file(stamp_path, json.dumps(record))
     return said
@@ -205,13 +236,52 @@ def _lazy(path: Path, stamp: Stamp, rows: int, dead: Any, dim: int) -> bool:
     return header is not None and header.get("dimensions") == dim
 
 
-def _save(index: Any, path: Path) -> None:
+def _save(index: Any, path: Path) -> tuple[int, int]:
+    """Write the graph to `path` whole or not at all; its size and CRC-32."""
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         index.save(str(tmp))
+        made = tmp.stat().st_size, crc32(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    return made
+
+
+def _intact(path: Path, stamp: Stamp) -> bool:
+    """Whether the graph file is the one its stamp describes (size, then CRC-32)."""
+    try:
+        return path.stat().st_size == stamp.size and crc32(path) == stamp.crc
+    except OSError:
+        return False
+
+
+def check(root: Path) -> list[str]:
+    """What is wrong with the vector graphs in `root` (`gitmem doctor`): each graph its stamp
+    does not describe, which readers ignore and the next write builds again."""
+    stems = {
+        p.name.rsplit(".", 1)[0]
+        for p in (*root.glob("ann-*.usearch"), *root.glob("ann-*.json"))
+        if ".tmp-" not in p.name
+    }
+    problems = []
+    for stem in sorted(stems):
+        path = root / f"{stem}.usearch"
+        stamp = _read_stamp(root / f"{stem}.json")
+        if stamp is None or not _intact(path, stamp):
+            problems.append(
+                f"vector graph {path.name} does not match its stamp (damaged, or from an earlier"
+                " gitmem): it is ignored, and the next catch-up builds it again"
+            )
+    return problems
+
+
+def drop(root: Path, err: Exception) -> str:
+    """Remove every graph in `root` after a writer failed to bring it up to date with `err`
+    (the index ranks exactly until the next writer builds one again); the notice to give."""
+    for old in root.glob("ann-*"):
+        old.unlink(missing_ok=True)
+    return f"the search index's vector graph could not be updated ({err}); ranking exactly"
 
 
 def _drop_others(root: Path, keep: Path, keep_stamp: Path) -> None:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from gitmem.index.embedding import Embedder
     from gitmem.index.model import ModelRef
     from gitmem.store.git import GitRepo
-    from gitmem.store.record import Record
 
 __all__ = ["RECORDS_DIR", "CatchUp", "compact", "embed_docs"]
 
@@ -166,15 +165,13 @@ class CatchUp:
         done = 0
         from gitmem.index.build import prepared
 
-        held: context.Held = []  # the documents wait for every record's facts: their context
-        records: list[Record] = []
-        with text.filling() as add:
+        # The documents wait for every record's facts (their context), on disk.
+        with text.filling() as add, context.filling(root, add) as keep:
             for batch in prepared(self._repo, files, embedder, folder, _BATCH):
                 self.notices.extend(batch.notices)
                 rows = _rows(vectors, batch.vectors, batch.docs, batch.counts)
                 first = catalog.reserve_keys(len(batch.docs))
-                held.append((batch.text, first))  # the text of batch.docs, in their order
-                records.extend(d.record for d in batch.docs)
+                keep(batch.text, first, [d.record for d in batch.docs])  # in their order
                 entries = [
                     (d.record, d.path, d.blob, rows.get(d.record.id, ())) for d in batch.docs
                 ]
@@ -182,7 +179,6 @@ class CatchUp:
                 done += len(batch.docs)
                 if progress is not None:
                     progress(done, max(len(files), done))
-            context.fill(root, held, add, records)
         meta[MANIFEST] = manifest(root)  # the text index is committed and its merges done
         catalog.apply((), [], meta)
         if progress is not None and not files:

@@ -10,8 +10,11 @@ of a record writes again the documents of the records whose context it is in: at
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,10 +26,10 @@ from gitmem.index.textindex import TextIndex
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["SOURCES", "Held", "fill", "open_parts", "rewrite"]
+__all__ = ["SOURCES", "filling", "open_parts", "rewrite"]
 
 SOURCES = "sources"
-Held = list[tuple[Sequence[TextFields], int]]  # a full build's documents and their first keys
+_SPILL = "documents.spill"  # a full build's documents, waiting for every record's facts
 
 
 def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
@@ -34,20 +37,43 @@ def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
     return Neighbours(root / FILE, readonly=True), TextIndex.open(root / SOURCES)
 
 
-def fill(
-    root: Path,
-    held: Held,
-    add: Callable[[Sequence[TextFields], int], None],
-    records: Iterable[Record],
-) -> None:
-    """A full build's second pass: the facts of every record (`records`), then each held
-    batch of documents with its context, then the sources' index."""
+@contextmanager
+def filling(
+    root: Path, add: Callable[[Sequence[TextFields], int], None]
+) -> Iterator[Callable[[Sequence[TextFields], int, Iterable[Record]], None]]:
+    """A full build's way of writing documents that need every record's facts first: each
+    batch given (its documents, their first key, its records) puts its records' facts into
+    `neighbours.sqlite` and spills its documents to a file beside it, so a build holds one
+    batch in memory, not the store; at the end the spilled batches are read back in order and
+    written with their context, then the sources' index."""
     facts = Neighbours(root / FILE, create=True)
+    spill = root / _SPILL
     try:
-        facts.put(records)
-        contexts = facts.every_context()
-        for texts, first in held:
-            add([with_context(t, contexts.get(t[0]["id"], "")) for t in texts], first)
+        out = spill.open("wb")
+
+        def keep(texts: Sequence[TextFields], first: int, records: Iterable[Record]) -> None:
+            facts.put(records)
+            try:
+                pickle.dump((list(texts), first), out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.flush()
+            except OSError as err:  # a full disk: named, as the other index files are
+                raise OSError(err.errno, err.strerror, str(spill)) from err
+
+        try:
+            yield keep
+        finally:
+            # Each batch was flushed: a close fails only after a failed write, whose error
+            # (naming the file) must not be replaced by the close's.
+            with contextlib.suppress(OSError):
+                out.close()
+        context_of, _ = facts.contexts()
+        with spill.open("rb") as held:
+            while True:
+                try:
+                    texts, first = pickle.load(held)  # our own file, just written
+                except EOFError:
+                    break
+                add([with_context(t, context_of(t[0]["id"])) for t in texts], first)
         sources = TextIndex.create(_fresh(root / SOURCES))
         with sources.filling() as put:
             put(
@@ -56,6 +82,7 @@ def fill(
         facts.commit()
     finally:
         facts.close()
+        spill.unlink(missing_ok=True)
 
 
 def rewrite(

@@ -167,10 +167,14 @@ class Index:
             self._refresh_readers(self._stamp())
 
     def verify(self) -> list[str]:
-        """Every damage a full check finds (gitmem.index.verify.check), under the lock so
-        that no catch-up is half-way; for `gitmem doctor`."""
+        """Every damage a full check finds (gitmem.index.verify.check, and the vector graph's:
+        gitmem.index.ann.check), under the lock so that no catch-up is half-way; for `gitmem
+        doctor`."""
+        from gitmem.index.ann import check as graph_problems
+
         with self._locked():
-            return verify.check(self.root, None if self.model is None else self.model.dim)
+            dim = None if self.model is None else self.model.dim
+            return verify.check(self.root, dim) + graph_problems(self.root)
 
     def _clear_dead_builds(self) -> None:
         """Remove the build directories of rebuilds that died (killed, out of disk): builds
@@ -284,7 +288,12 @@ class Index:
 
         stored = catalog.row_facts()
         parts = None if stored is None else stored.facts.parts
-        said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
+        try:
+            said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
+        except Exception as err:  # a cache must never fail a recall
+            from gitmem.index.ann import drop
+
+            said = drop(self.root, err)
         if said:
             self.notices.append(said)
 

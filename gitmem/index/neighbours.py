@@ -3,7 +3,9 @@
 
 A record's neighbours are HEAD's active records (a superseded one is nobody's neighbour, a
 forgotten one is gone): the `WINDOW` records before it and after it in its `source` ordered by
-(created, id), then the records it links to and that link to it, by id. Each lends its lead:
+(created, id), then the records it links to and that link to it, the `PARTNERS` most recent
+(by created, then id; a record linked by thousands would otherwise carry all their leads).
+Each lends its lead:
 the first `LEAD_WORDS` words of its title, abstract and body. A record that is not active, or
 has no neighbours, has no context. A source's document is the leads of all its records, in
 that order. Both are pure functions of HEAD's active records, which this table holds (SQLite,
@@ -14,7 +16,7 @@ queries, so they agree.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,11 +25,12 @@ from gitmem.index.stamp import readonly_uri
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["FILE", "LEAD_WORDS", "WINDOW", "Neighbours", "lead"]
+__all__ = ["FILE", "LEAD_WORDS", "PARTNERS", "WINDOW", "Neighbours", "lead"]
 
 FILE = "neighbours.sqlite"
 WINDOW = 2  # records before and after in the same source
 LEAD_WORDS = 40
+PARTNERS = 8  # link partners that lend their lead: the most recent
 _SUPERSEDED = "superseded"
 
 _TABLES = """
@@ -114,35 +117,52 @@ class Neighbours:
         return "\n".join(self._leads(self.near(rid)))
 
     def every_context(self) -> dict[str, str]:
-        """Every active record's `context`, from two reads of the tables (what a full build
-        needs: the same as asking `context` of each, tested, at a fraction of the queries)."""
-        rows = self._db.execute("SELECT id, source, lead FROM facts ORDER BY source, created, id")
+        """Every active record's `context` (tests compare it with `context`'s)."""
+        context_of, ids = self.contexts()
+        return {rid: context_of(rid) for rid in ids}
+
+    def contexts(self) -> tuple[Callable[[str], str], list[str]]:
+        """`context` as a function of the id, from two reads of the tables (what a full build
+        needs: the same as asking `context` of each, tested, at a fraction of the queries),
+        and the active ids. It holds every lead, not every context (those are up to
+        2 x WINDOW + PARTNERS leads each): a build makes each context as it writes it."""
+        rows = self._db.execute(
+            "SELECT id, source, lead, created FROM facts ORDER BY source, created, id"
+        )
         leads: dict[str, str] = {}
+        created: dict[str, int] = {}
         runs: dict[str, list[str]] = {}
-        for rid, source, text in rows:
-            leads[rid] = text
-            runs.setdefault(source, []).append(rid)
+        where: dict[str, int] = {}
+        for rid, source, text, at in rows:
+            leads[rid], created[rid] = text, at
+            run = runs.setdefault(source, [])
+            where[rid] = len(run)
+            run.append(rid)
+        sources = {rid: source for source, run in runs.items() for rid in run}
         partners: dict[str, set[str]] = {}
         for src, dst in self._db.execute("SELECT src, dst FROM links"):
             if src != dst and src in leads and dst in leads:
                 partners.setdefault(src, set()).add(dst)
                 partners.setdefault(dst, set()).add(src)
-        out: dict[str, str] = {}
-        for source, run in runs.items():
-            for at, rid in enumerate(run):
-                window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
-                if not source:
-                    window = []
-                near = [*window, *sorted(partners.get(rid, set()) - set(window))]
-                out[rid] = "\n".join(leads[n] for n in near if leads[n])
-        return out
+
+        def context_of(rid: str) -> str:
+            if rid not in leads:
+                return ""
+            source, at = sources[rid], where[rid]
+            run = runs[source] if source else []
+            window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
+            near = [*window, *_latest(partners.get(rid, set()) - set(window), created)]
+            return "\n".join(leads[n] for n in near if leads[n])
+
+        return context_of, list(leads)
 
     def near(self, rid: str) -> list[str]:
         """The records whose leads make `rid`'s context, in that order ([] if not active)."""
-        if not self._present([rid]):
+        if not self._created([rid]):
             return []
         window = self._window(rid)
-        return [*window, *sorted(self._partners(rid) - set(window) - {rid})]
+        partners = self._partners(rid)
+        return [*window, *_latest(set(partners) - set(window) - {rid}, partners)]
 
     def source_text(self, source: str) -> str:
         """The document of `source`: the leads of its records, in order ("" if none)."""
@@ -169,24 +189,27 @@ class Neighbours:
         ).fetchall()
         return [i for (i,) in reversed(before)] + [i for (i,) in after]
 
-    def _partners(self, rid: str) -> set[str]:
-        """The active records `rid` links to or that link to it (`rid` active or not: a
-        record that leaves still names the partners whose context it leaves)."""
+    def _partners(self, rid: str) -> dict[str, int]:
+        """The active records `rid` links to or that link to it, each with its created time
+        (`rid` active or not: a record that leaves still names the partners whose context it
+        leaves). All of them, not only the PARTNERS that lend `rid` their lead: a change of
+        any may change which those are."""
         rows = self._db.execute(
             "SELECT dst FROM links WHERE src = ? UNION SELECT src FROM links WHERE dst = ?",
             (rid, rid),
         ).fetchall()
         found = {i for (i,) in rows} - {rid}
-        return set(self._present(found))
+        return self._created(found)
 
-    def _present(self, ids: Iterable[str]) -> list[str]:
+    def _created(self, ids: Iterable[str]) -> dict[str, int]:
+        """The created time of each of `ids` that is active."""
         wanted = sorted(ids)
-        out: list[str] = []
+        out: dict[str, int] = {}
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             marks = ",".join("?" * len(part))
-            rows = self._db.execute(f"SELECT id FROM facts WHERE id IN ({marks})", part)
-            out.extend(i for (i,) in rows)
+            rows = self._db.execute(f"SELECT id, created FROM facts WHERE id IN ({marks})", part)
+            out.update(rows.fetchall())
         return out
 
     def _leads(self, ids: Sequence[str]) -> list[str]:
@@ -196,3 +219,9 @@ class Neighbours:
         rows = self._db.execute(f"SELECT id, lead FROM facts WHERE id IN ({marks})", list(ids))
         leads = dict(rows.fetchall())
         return [leads[i] for i in ids if leads.get(i)]
+
+
+def _latest(ids: set[str], created: dict[str, int]) -> list[str]:
+    """The PARTNERS most recent of `ids`, newest first (ties by id): the same in a full build
+    and in a catch-up."""
+    return sorted(ids, key=lambda i: (-created[i], i))[:PARTNERS]

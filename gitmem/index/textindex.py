@@ -251,9 +251,12 @@ class TextIndex:
 
     def stored(self, ids: Iterable[str]) -> list[TextDoc]:
         """The indexed documents of `ids` as written, with their keys (those not indexed are
-        left out): to write again with another context."""
-        searcher = self._main.searcher()
+        left out): to write again with another context. Both halves are reloaded first (the
+        caller holds the index lock): another process may have written since this one last
+        looked, and documents read from an older commit would lack what it added."""
+        self.reload()
         self._source.reload()
+        searcher = self._main.searcher()
         return self._written(searcher, _matching(self._main, searcher, ids), set())
 
     def _written(

@@ -4,9 +4,10 @@ A build records, in the catalog's stamp transaction, the size and CRC-32 of ever
 keyword index (`manifest`). Opening the index checks the cheap facts (`quick`: every file's
 size, and the checksum of the small ones: ~0.1 ms at 100k records), and `full` checks every
 checksum, SQLite's own page check of the catalog and the vector file's length (for `gitmem
-doctor`). Damage a quick check cannot see (bytes changed in a large file, a catalog page) is
-met when a search reads it: SQLite's error, or a panic of tantivy's Rust code, which Python
-sees as a BaseException (`is_panic`). The index's caller then rebuilds it (gitmem.index.index).
+doctor`, with the vector graph's own check, gitmem.index.ann.check). Damage a
+quick check cannot see (bytes changed in a large file, a catalog page) is met when a search
+reads it: SQLite's error, or a panic of tantivy's Rust code, which Python sees as a
+BaseException (`is_panic`). The index's caller then rebuilds it (gitmem.index.index).
 
 Tantivy's segment files never change once written, so a catch-up reuses the checksums of
 files whose name and size it recorded before and reads only new ones; its `meta.json` and
@@ -26,6 +27,7 @@ __all__ = [
     "MANIFEST",
     "IndexDamaged",
     "check",
+    "crc32",
     "full",
     "is_panic",
     "manifest",
@@ -64,7 +66,8 @@ def text_damage() -> Iterator[None]:
         raise
 
 
-def _crc(path: Path) -> int:
+def crc32(path: Path) -> int:
+    """The CRC-32 of the file at `path`, read 1 MB at a time."""
     crc = 0
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 20):
@@ -101,7 +104,7 @@ def manifest(root: Path, previous: str | None = None) -> str:
         name = path.relative_to(root).as_posix()
         size = path.stat().st_size
         known = old.get(name)
-        crc = known[1] if isinstance(known, list) and known[:1] == [size] else _crc(path)
+        crc = known[1] if isinstance(known, list) and known[:1] == [size] else crc32(path)
         out[name] = [size, crc]
     return json.dumps(out, separators=(",", ":"), sort_keys=True)
 
@@ -117,7 +120,7 @@ def quick(root: Path, recorded: str | None) -> str | None:
             return f"is damaged: {name} is missing"
         if found != size:
             return f"is damaged: {name} has {found} bytes, not the {size} it was built with"
-        if size <= SMALL and _crc(path) != crc:
+        if size <= SMALL and crc32(path) != crc:
             return f"is damaged: {name} does not match the checksum it was built with"
     return None
 
@@ -138,7 +141,7 @@ def full(root: Path, recorded: str | None) -> list[str]:
         except OSError:
             problems.append(f"has lost {name}")
             continue
-        if found != size or _crc(path) != crc:
+        if found != size or crc32(path) != crc:
             problems.append(f"is damaged: {name} does not match the checksum it was built with")
     for path in _files(root):
         if path.relative_to(root).as_posix() not in known:
