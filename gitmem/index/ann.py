@@ -19,6 +19,10 @@ the graph file's size and CRC-32: a reader checks the size (a reader maps the gr
 usearch does not check a mapped file, so a damaged one could crash it), a writer and `gitmem
 doctor` the checksum.
 
+The graph is built on one thread: usearch's parallel insertion makes a different graph from
+run to run (and so, now and then, different candidates), and the index answers the same for
+the same HEAD on any machine. It costs build time on a machine with more cores.
+
 usearch is optional (`pip install 'gitmem[scale]'`): without it every store is ranked exactly,
 as before. This module is its only importer.
 """
@@ -196,7 +200,7 @@ def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None
         if len(keys) and stamp.covered:  # a stamp behind its graph (not written after it)
             keys = keys[~index.contains(keys)]
         if len(keys):
-            index.add(keys, matrix[keys], threads=0)
+            index.add(keys, matrix[keys], threads=1)  # one thread: the same graph everywhere
         changed = True
     if changed or not path.exists():
         size, crc = _save(index, path)
