@@ -5,7 +5,7 @@ A record's context and its source's document are pure functions of one tree's ac
 (gitmem.index.neighbours). The time-travel cache keys its versions by blob, and a blob's
 context depends on the moment, so a view makes its own: on its first keyword search, the
 view's records are indexed as a full build of the HEAD index would index that tree (the same
-documents, contexts and sources' index, made by the same code: gitmem.index.context.fill),
+documents, contexts and sources' index, made by the same code: gitmem.index.context.filling),
 into a temporary directory removed with the view. BM25's statistics are then those of the
 view's records alone, so a recall as of a commit ranks as a clone checked out at that commit
 recalls at its HEAD. Only the keyword half needs it: the semantic half's vectors are of each
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.index.build import IndexDoc, text_doc
-from gitmem.index.context import Held, fill, open_parts
+from gitmem.index.context import filling, open_parts
 from gitmem.index.textdoc import TextFields, text_fields
 from gitmem.index.textindex import TextIndex
 from gitmem.store.recordfile import parse
@@ -70,9 +70,8 @@ class PastText:
         try:
             (root / "text").mkdir()
             text = TextIndex.create(root / "text")
-            with text.filling() as add:
-                held: Held = [(tuple(fields for _, fields in made), -1)]
-                fill(root, held, add, [record for record, _ in made])
+            with text.filling() as add, filling(root, add) as keep:
+                keep(tuple(fields for _, fields in made), -1, [record for record, _ in made])
             self.text = text
             self.facts, self.sources = open_parts(root)
         except BaseException:
