@@ -133,7 +133,9 @@ class TimeTravel:
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
         past = self._views[key] = PastIndex(timeline, view, self._versions)
         if len(self._views) > _KEEP:
-            self._views.popitem(last=False)[1].close()
+            # Dropped, not closed: another thread (the MCP server's) may still be searching
+            # it; its temporary index goes when the last reference does (weakref.finalize).
+            self._views.popitem(last=False)
         return past
 
     # --- reads -------------------------------------------------------------------------------
