@@ -223,7 +223,7 @@ def _restaged(
         current = _parse(raw, path)
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
-        return (*_staged(git_dir, current, changes, split), current.base)
+        return (*_staged(git_dir, current, changes, split, since), current.base)
     spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
         spliced.update({p.encode(): None if e is None else _bytes(e) for p, e in changes.items()})
@@ -234,10 +234,24 @@ def _restaged(
 
 
 def _staged(
-    git_dir: Path, current: IndexFile | None, changes: Mapping[str, Entry | None], split: bool
+    git_dir: Path,
+    current: IndexFile | None,
+    changes: Mapping[str, Entry | None],
+    split: bool,
+    since: int = 0,
 ) -> tuple[bytes, bytes | None]:
-    """The new index file, and the new shared index if this write folds."""
+    """The new index file, and the new shared index if this write folds. A fold keeps in the
+    split part, beside the entries just written, every entry of the split part that is still
+    racily clean (its mtime not older than `since`, the index read): the shared index's entries
+    are not looked at again (`_smudged`), so one edited later in that same second would pass for
+    clean; git's prepare_to_write_split_index does the same."""
     updates = {path.encode(): entry for path, entry in changes.items()}
+    racy = [
+        e
+        for e in (current.entries if current is not None else ())
+        if e.path and e.path not in updates and _STAT.unpack_from(e.fixed)[2] >= since > 0
+    ]
+    held = [*updates.values(), *racy]
     base = None if current is None else current.base
     if split and current is not None and base is not None and not any(current.bitmaps()):
         kept = [e for e in current.entries if e.path not in updates]
@@ -253,15 +267,16 @@ def _staged(
         if fits and shared_ok:
             return _encode(_sorted(kept, added), base + _NO_BITMAPS), None
     if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
-        spliced = _spliced(git_dir, current, updates)
+        spliced = _spliced(git_dir, current, {**updates, **{e.path: None for e in racy}})
         if spliced is not None:
-            return _split_part(spliced, updates.values()), spliced
-    everything = [e for e in merged(git_dir, current) if e.path not in updates]
+            return _split_part(spliced, held), spliced
     if not split:
+        everything = [e for e in merged(git_dir, current) if e.path not in updates]
         everything = _sorted(everything, [e for e in updates.values() if e is not None])
         return _encode(everything, None), None
-    shared = _encode(everything, None)
-    return _split_part(shared, updates.values()), shared
+    out = updates.keys() | {e.path for e in racy}
+    shared = _encode([e for e in merged(git_dir, current) if e.path not in out], None)
+    return _split_part(shared, held), shared
 
 
 def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
