@@ -5,7 +5,9 @@ process on one store (the machine's hour moves this figure by a quarter; a ratio
 
 Each process is the `gitmem recall QUERY` command of a regular install of the revision
 (`pip install` of its tree, not the editable dev install) in benchmarks/.venvs/ab-<revision>,
-made on the first run and reused while the revision's package files stay the same.
+made on the first run and reused while the revision's package files stay the same. When the
+head's index format differs, give it a copy of the store whose index it has built:
+`--head-store COPY` (as ab_recall.py), or each process would rebuild the other's index.
 """
 
 from __future__ import annotations
@@ -38,15 +40,17 @@ def main() -> None:
     parser.add_argument("--base", required=True)
     parser.add_argument("--head", default="HEAD")
     parser.add_argument("--store", required=True)
+    parser.add_argument("--head-store", help="The head's copy of STORE (default: STORE).")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--query", default="webhook retry policy deploy")
     parser.add_argument("--json")
     args = parser.parse_args()
-    env = {**os.environ, "GITMEM_STORE": str(Path(args.store).resolve())}
-    commands = {}
+    stores = {"base": args.store, "head": args.head_store or args.store}
+    commands, envs = {}, {}
     for name in ("base", "head"):
         python = install(getattr(args, name))
-        env = installed_env(python, env)
+        store = str(Path(stores[name]).resolve())
+        envs[name] = installed_env(python, {**os.environ, "GITMEM_STORE": store})
         commands[name] = python.parent / "gitmem"  # the command a user runs
     times: dict[str, list[float]] = {"base": [], "head": []}
     for run in range(args.runs):
@@ -55,7 +59,7 @@ def main() -> None:
             subprocess.run(
                 [str(commands[name]), "recall", args.query],
                 cwd=outside(),
-                env=env,
+                env=envs[name],
                 capture_output=True,
                 check=True,
             )
