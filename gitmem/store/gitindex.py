@@ -249,7 +249,10 @@ def _staged(
     racy = [
         e
         for e in (current.entries if current is not None else ())
-        if e.path and e.path not in updates and _STAT.unpack_from(e.fixed)[2] >= since > 0
+        if e.path
+        and not e.stage
+        and e.path not in updates
+        and _STAT.unpack_from(e.fixed)[2] >= since > 0
     ]
     held = [*updates.values(), *racy]
     base = None if current is None else current.base
