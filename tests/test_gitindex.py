@@ -227,7 +227,15 @@ def test_a_crash_before_the_index_is_written_loses_nothing(store_path: Path) -> 
 
 @settings(max_examples=5, deadline=None)
 @given(
-    names=st.sets(st.from_regex(r"[a-z]{1,3}(/[a-z0-9.-]{1,12}){0,3}", fullmatch=True), min_size=1),
+    names=st.sets(
+        st.from_regex(r"[a-z]{1,3}(/[a-z0-9.-]{1,12}){0,3}", fullmatch=True).filter(
+            # paths git accepts: no ".", ".." or ".git" component (verify_path)
+            lambda n: (
+                not any(c in (".", "..") or c.lower().rstrip(".") == ".git" for c in n.split("/"))
+            )
+        ),
+        min_size=1,
+    ),
     seed=st.integers(0, 2**32),
 )
 def test_the_shared_index_is_searched_and_spliced_as_git_reads_it(
