@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -343,27 +344,42 @@ def test_a_fold_that_fails_leaves_the_index_git_reads(
     assert time.time() - kept.stat().st_mtime < 60
 
 
+def in_one_second(
+    tmp_path: Path, before: Callable[[Path], None], then: Callable[[Path], None], edited: str
+) -> Path:
+    """A new repository where `before` ran, then `then` and an in-place, same-size edit of
+    `edited` all in one second (tried again where a loaded machine crossed a second)."""
+    for attempt in range(5):
+        root = tmp_path / str(attempt)
+        root.mkdir()
+        git(root, "init", "-q")
+        before(root)
+        while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
+            time.sleep(0.01)
+        then(root)
+        target = root / edited
+        size = target.stat().st_size
+        with open(target, "r+b") as f:  # in place, the same size, other bytes
+            f.write(b"#" * size)
+        seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", target)}
+        seconds.add(int(target.stat().st_ctime))
+        if len(seconds) == 1:
+            return root
+    raise AssertionError("five tries crossed a second")
+
+
 @pytest.mark.parametrize(("fold_at", "split"), [(1000, True), (1, True), (1000, False)])
 def test_an_edit_in_the_second_of_a_write_is_seen_after_the_next_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int, split: bool
 ) -> None:
     """In the split part; written by a fold (1: each write folds); in a plain index."""
     monkeypatch.setattr(gitindex, "FOLD_AT", fold_at)
-    for attempt in range(5):  # a loaded machine may cross a second: then again
-        root = tmp_path / str(attempt)
-        root.mkdir()
-        git(root, "init", "-q")
-        gitmem_writes(root, {"old.md": b"old"}, split)
-        while time.time() % 1 > 0.2:  # the start of a second, so that what follows shares it
-            time.sleep(0.01)
-        gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"}, split)  # with 1: a fold
-        with open(root / "a.md", "r+b") as f:  # in place, the same size
-            f.write(b"edit!\n")
-        seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "a.md")}
-        seconds.add(int((root / "a.md").stat().st_ctime))
-        if len(seconds) == 1:
-            break
-    assert len(seconds) == 1
+    root = in_one_second(
+        tmp_path,
+        lambda root: gitmem_writes(root, {"old.md": b"old"}, split),
+        lambda root: gitmem_writes(root, {"a.md": b"first\n", "c.md": b"c"}, split),  # 1: a fold
+        "a.md",
+    )
     time.sleep(1.1)
     gitmem_writes(root, {"b.md": b"b"}, split)  # the index rewritten a second later
     assert "AM a.md" in git(root, "status", "--porcelain").splitlines()  # edited since
@@ -376,22 +392,17 @@ def test_an_edit_in_the_second_of_a_fold_that_moved_it_is_seen_after_the_next_wr
     """Written, then folded by the next write in the same second, then edited in place in that
     second: the fold must keep it in the split part, where the next write still checks it."""
     monkeypatch.setattr(gitindex, "FOLD_AT", 1)
-    for attempt in range(5):  # a loaded machine may cross a second: then again
-        root = tmp_path / str(attempt)
-        root.mkdir()
-        git(root, "init", "-q")
-        gitmem_writes(root, {"old.md": b"old", "older.md": b"older"})
-        while time.time() % 1 > 0.2:
-            time.sleep(0.01)
+
+    def write_then_fold(root: Path) -> None:
         gitmem_writes(root, {"e.md": b"AAAA\n"})
         gitmem_writes(root, {"f.md": b"ffff\n", "h.md": b"h"})  # a fold: e.md was in the split part
-        with open(root / "e.md", "r+b") as f:  # in place, the same size
-            f.write(b"BBBB\n")
-        seconds = {int(p.stat().st_mtime) for p in (root / ".git" / "index", root / "e.md")}
-        seconds.add(int((root / "e.md").stat().st_ctime))
-        if len(seconds) == 1:
-            break
-    assert len(seconds) == 1
+
+    root = in_one_second(
+        tmp_path,
+        lambda root: gitmem_writes(root, {"old.md": b"old", "older.md": b"older"}),
+        write_then_fold,
+        "e.md",
+    )
     time.sleep(1.1)
     gitmem_writes(root, {"g.md": b"g"})  # the index rewritten a second later
     assert git(root, "diff-files", "--name-only").split() == ["e.md"]
