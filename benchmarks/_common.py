@@ -175,10 +175,11 @@ def _source_digests(source: Path) -> str:
     return f"{metadata}\n{_digest(source, installed)}\n"
 
 
-def installed_python(source: Path, name: str) -> Path:
+def installed_python(source: Path, name: str, extras: str = "") -> Path:
     """The python of a venv, `benchmarks/.venvs/<name>`, where the project in `source` (a
     directory with its pyproject.toml) is installed as a user installs gitmem: a regular
-    `pip install`, dependencies from the index, bytecode compiled by pip. The venv is reused
+    `pip install`, dependencies from the index, bytecode compiled by pip, with the optional
+    `extras` ("scale": what a user past 200k vectors installs). The venv is reused
     while the files `source` would install are the same; when only the package's files
     changed, gitmem alone is installed again (about 10 s), otherwise the venv is made anew
     (about a minute, pip's cache holding the dependencies' wheels).
@@ -195,7 +196,14 @@ def installed_python(source: Path, name: str) -> Path:
     before = stamp.read_text() if stamp.is_file() and python.exists() else ""
     if before == digests:
         return python
-    pip = [str(python), "-m", "pip", "install", "--quiet", str(source)]
+    pip = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        f"{source}[{extras}]" if extras else str(source),
+    ]
     if before.split("\n")[0] == digests.split("\n")[0]:  # the same dependencies
         pip[-1:-1] = ["--no-deps", "--force-reinstall"]
     else:
@@ -213,10 +221,12 @@ def installed_python(source: Path, name: str) -> Path:
     return python
 
 
-def installed_worktree() -> Path:
-    """`installed_python` of the work tree as it is now, in benchmarks/.venvs/worktree."""
+def installed_worktree(extras: str = "") -> Path:
+    """`installed_python` of the work tree as it is now, in benchmarks/.venvs/worktree (with
+    `extras`: worktree-<extras>)."""
     with tempfile.TemporaryDirectory() as tmp:
-        return installed_python(_worktree(Path(tmp)), "worktree")
+        name = f"worktree-{extras}" if extras else "worktree"
+        return installed_python(_worktree(Path(tmp)), name, extras)
 
 
 @functools.cache

@@ -149,12 +149,13 @@ print(json.dumps(figures))
 FULL_CLI = "import sys; from gitmem.cli.main import run; sys.exit(run(sys.argv[1:]))"
 
 
-def whole_process(root: Path, runs: int) -> dict[str, float]:
+def whole_process(root: Path, runs: int, extras: str = "") -> dict[str, float]:
     """`gitmem recall` as a process (the fast path), the full CLI forced for the same query,
     `python -c pass` and the stages, alternated so that a busy machine weighs on all alike.
-    Each runs the work tree installed as a user installs gitmem, outside the repository."""
+    Each runs the work tree installed as a user installs gitmem (with `extras`), outside the
+    repository."""
     root = root.resolve()  # the children run elsewhere
-    python = installed_worktree()
+    python = installed_worktree(extras)
     venv = str(python.parent.parent)
     plain = installed_env(python, {**os.environ, "GITMEM_STORE": str(root)})
     env = {**plain, "OPENBLAS_THREAD_TIMEOUT": "4"}
