@@ -33,7 +33,7 @@ from typing import Any
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, median, synthetic_items, write_json
+from _common import machine, median, percentile, synthetic_items, write_json
 from bench_recall import configure_model, in_process, incremental, report_cli, whole_process
 
 from gitmem.api import Store
@@ -258,9 +258,22 @@ def measure(root: Path, skip: set[str], runs: int) -> dict[str, Any]:
     else:
         store.index()
     if "incremental" not in skip:
-        times = [incremental(store) for _ in range(3)]
+        writes: list[float] = []
+        times = [incremental(store, writes) for _ in range(3)]
         results["incremental_100_commits_s"] = times
-        print(f"catch-up after 100 commits: {[round(t, 2) for t in times]} s", flush=True)
+        results["record_in_process_ms"] = {
+            "p50": percentile(writes, 0.5) * 1000,
+            "p95": percentile(writes, 0.95) * 1000,
+            "first": writes[0] * 1000,
+            "writes": len(writes),
+        }
+        print(
+            f"catch-up after 100 commits: {[round(t, 2) for t in times]} s; the {len(writes)} "
+            f"writes before them (store.record): p50 {percentile(writes, 0.5) * 1000:.0f} ms, "
+            f"p95 {percentile(writes, 0.95) * 1000:.0f} ms, the first {writes[0] * 1000:.0f} ms "
+            f"(load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
     if "in_process" not in skip:
         results["recall_in_process"] = in_process(root, runs)
     if "cli" not in skip:
@@ -288,9 +301,22 @@ def main() -> None:
     parser.add_argument("--tiny-model", metavar="DIR", help="Build the tests' stand-in here.")
     parser.add_argument("--skip", default="", help=f"Stages to leave out: {','.join(STAGES)}")
     parser.add_argument("--runs", type=int, default=3, help="Processes per recall figure.")
+    parser.add_argument(
+        "--hide-usearch",
+        action="store_true",
+        help="This process as an install without the scale extra: its writes (the catch-up) "
+        "leave the vector graph alone and never build one (the stages' child processes still "
+        "see usearch).",
+    )
     parser.add_argument("--json")
     args = parser.parse_args()
-    results: dict[str, Any] = {"machine": machine(), "load_before": os.getloadavg()[0]}
+    if args.hide_usearch:
+        sys.modules["usearch"] = None  # type: ignore[assignment]  # find_spec: ValueError
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "load_before": os.getloadavg()[0],
+        "usearch_hidden": args.hide_usearch,
+    }
     if args.make:
         root = Path(args.make)
         model = args.model or (args.tiny_model and str(tiny_model(Path(args.tiny_model))))

@@ -207,12 +207,16 @@ def in_process(root: Path, runs: int) -> dict[str, float]:
     return r
 
 
-def incremental(store: Store) -> float:
-    """Seconds the index takes to catch up with 100 new commits (one record each)."""
+def incremental(store: Store, writes: list[float] | None = None) -> float:
+    """Seconds the index takes to catch up with 100 new commits (one record each); each
+    write's seconds are appended to `writes` when given."""
     tag = random.randrange(10**6)
     for i in range(100):
         text = f"New fact {tag}-{i} about {random.choice(WORDS)}."
+        start = time.perf_counter()
         store.record("fact", text, title=f"New fact {tag} {i}")
+        if writes is not None:
+            writes.append(time.perf_counter() - start)
     start = time.perf_counter()
     store.index()
     return time.perf_counter() - start
