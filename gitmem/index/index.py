@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitmem.errors import GitmemError
 from gitmem.index import verify
 from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
-from gitmem.index.context import open_parts
+from gitmem.index.context import open_parts, source_prior
 from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.neighbours import Neighbours
@@ -48,7 +48,6 @@ __all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "da
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
-_SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
 
 
 class IndexedStore(Protocol):
@@ -368,16 +367,10 @@ class Index:
                 hits = self._text.search(query, want, allowed, context=context)
 
     def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """For each of `ids` whose source's document matches `query`: that source's BM25 over
-        the best source's, in (0, 1] (docs/search.md, "the source prior")."""
+        """gitmem.index.context.source_prior over this index's sources."""
         facts, sources = self._context_parts()
         with verify.text_damage():
-            found = sources.search(query, _SOURCES_DEPTH)
-        best = max((hit.score for hit in found), default=0.0)
-        if best <= 0:
-            return {}
-        share = {hit.id: hit.score / best for hit in found}
-        return {rid: share[s] for rid, s in facts.sources(ids).items() if s in share}
+            return source_prior(facts, sources, query, ids)
 
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         """What the context field added to each of `ids`' keyword score (for --explain)."""
