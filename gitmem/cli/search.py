@@ -16,6 +16,7 @@ from gitmem.cli import display
 from gitmem.cli.app import AsOfOpt, JsonOpt, StoreOpt, app, open_store, show_notices
 from gitmem.cli.writeinput import read_text, split_tags, stdin_text
 from gitmem.errors import UsageError
+from gitmem.store.config import DEFAULT_MODEL
 
 __all__ = ["eval_", "recall"]
 
@@ -202,8 +203,12 @@ def model_fetch(
 def eval_(
     dataset: Annotated[Path, typer.Argument(help="A folder with records.jsonl, queries.jsonl.")],
     model: Annotated[
-        str | None, typer.Option("--model", help="Model dir; default: the configured one.")
-    ] = None,
+        str,
+        typer.Option(
+            "--model",
+            help="A model directory or name (as index.model takes it); none: keyword only.",
+        ),
+    ] = DEFAULT_MODEL,
     output: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=100)] = 1000,
 ) -> None:
