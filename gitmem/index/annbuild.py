@@ -120,38 +120,40 @@ def build(root: Path, dim: int, *, wait: bool) -> str:
         for left in root.glob("ann-*.tmp-*"):  # of builders that died: none other runs
             left.unlink(missing_ok=True)
         try:
+            generation = (root / "catalog.sqlite").stat().st_ino
             catalog = Catalog(root / "catalog.sqlite")
-        except CatalogCorrupt:
+        except (OSError, CatalogCorrupt):
             return "no search index to build a vector graph for"
         try:  # open till the end: no other build can take the catalog's inode meanwhile
-            return _build(root, catalog, dim)
+            if not same_generation(root, generation):
+                return _MEANWHILE
+            return _build(root, catalog, generation, dim)
+        except (OSError, RuntimeError, ValueError) as err:  # a full disk, a usearch error
+            return f"the vector graph could not be built ({err}); the search index ranks exactly"
         finally:
             catalog.close()
 
 
-def _build(root: Path, catalog: Catalog, dim: int) -> str:
+_MEANWHILE = "the search index was rebuilt or compacted meanwhile: the next write starts again"
+
+
+def _build(root: Path, catalog: Catalog, generation: int, dim: int) -> str:
     from gitmem.index.vectors import RowArrays, VectorFile
 
-    generation = (root / "catalog.sqlite").stat().st_ino
     stored = catalog.row_facts()
     facts = None if stored is None else RowArrays.of(stored.facts.parts, stored.rows, _no_ids)
     if stored is None or facts is None or not ann.available():
         return "the search index ranks exactly (no row facts, or no usearch)"
     rows, name = stored.rows, stored.vectors  # wanted: the writer that started it said so
     matrix = VectorFile(root / name, dim).matrix(rows)
-    try:
-        prepared = ann.prepare(root, name, matrix, facts.dead, threads=THREADS)
-    except (OSError, RuntimeError, ValueError) as err:  # a full disk, a usearch error
-        return f"the vector graph could not be built ({err}); the search index ranks exactly"
+    prepared = ann.prepare(root, name, matrix, facts.dead, threads=THREADS)
     if prepared is None:
         return f"the vector graph covers all {rows} rows"
     with cache_lock(root.parent / "index.lock", _INDEX_LOCK_TIMEOUT, "the search index"):
         current = same_generation(root, generation) and (catalog.meta("vectors") or VECTORS) == name
         if not current:
             prepared.temporary.unlink(missing_ok=True)
-            return (
-                "the search index was rebuilt or compacted meanwhile: the next write starts again"
-            )
+            return _MEANWHILE
         if not ann.install(root, prepared):
             return "the vector graph changed meanwhile: the next write looks again"
     said = f"{prepared.notice}; " if prepared.notice else ""
