@@ -88,11 +88,15 @@ def main() -> None:
     truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :K]
     widths = [int(w) for w in args.widths.split(",")]
     for name in args.only.split(","):
-        result = measure(name, vectors, queries, truth, widths)
-        print(json.dumps(result), flush=True)
-        if args.json:
-            with open(args.json, "a") as out:
-                out.write(json.dumps(result) + "\n")
+        emit(measure(name, vectors, queries, truth, widths), args.json)
+
+
+def emit(result: dict[str, Any], path: str | None) -> None:
+    """Print `result` as one JSON line, and append it to the file at `path` if given."""
+    print(json.dumps(result), flush=True)
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps(result) + "\n")
 
 
 if __name__ == "__main__":

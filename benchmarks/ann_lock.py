@@ -16,7 +16,6 @@ is reported beside it. Wall and CPU seconds (this process, all threads).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ann_build import emit
 
 from gitmem.index import ann
 from gitmem.index.vectors import VectorFile
@@ -43,7 +43,9 @@ def main() -> None:
     parser.add_argument("--json", help="Append the result as one JSON line to this file.")
     args = parser.parse_args()
     vectors = np.ascontiguousarray(np.load(args.vectors)[: args.rows + 1], dtype=np.float32)
-    rows, dim = args.rows, vectors.shape[1]
+    if vectors.shape[0] < 2:
+        parser.error(f"{args.vectors} has fewer than two vectors")
+    rows, dim = min(args.rows, vectors.shape[0] - 1), vectors.shape[1]  # one more: the next write
     ann.THRESHOLD = min(ann.THRESHOLD, rows)
     out: dict[str, Any] = {"rows": rows, "gitmem": ann.__file__, "load": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,10 +81,7 @@ def main() -> None:
                 lambda: ann.plan(root, file.path.name, rows + 1, dead, dim)
             )
             assert not plan.build, plan
-    print(json.dumps(out), flush=True)
-    if args.json:
-        with open(args.json, "a") as handle:
-            handle.write(json.dumps(out) + "\n")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["LOCK", "THREADS", "build", "main", "plan", "running", "start", "state"]
 
 LOCK = "graph.lock"  # in the store's .gitmem/, beside index.lock: the index directory is swapped
-# Insertion threads. Two halve the wall time of one on a 2-core host at the same recall@10
-# (docs/benchmarks.md, "The graph built outside the lock"); the builder runs at a lower
+# Insertion threads. Two halve the wall time of one on a 2-core host for 11% more CPU and the
+# same recall@10 (docs/benchmarks.md, "The graph built outside the lock"), making a different
+# graph each run (gitmem.index.ann says why that is accepted); the builder runs at a lower
 # priority (nice 10), so the agent's own work still comes first.
 THREADS = max(1, min(4, os.cpu_count() or 1))
 _INDEX_LOCK_TIMEOUT = 300.0
