@@ -5,7 +5,9 @@ Layout under the store's `.gitmem/`:
     index/catalog.sqlite   records (for filters and display), vector rows, the stamp
     index/text/            the keyword index (tantivy)
     index/vectors.f32      chunk vectors (only when an embedding model is loaded)
+    index/ann-*.usearch    a large index's vector graph and its stamp (gitmem.index.ann)
     index.lock             held by whoever updates or rebuilds
+    graph.lock             held by the vector graph's builder (gitmem.index.annbuild)
 
 Before a read, `Index` opens the parts of the build in place, checks that they belong to one
 build, and catches up with HEAD under the lock (the writing is gitmem.index.catchup's: apply the
