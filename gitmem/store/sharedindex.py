@@ -19,12 +19,22 @@ import hashlib
 import mmap
 import os
 import struct
+import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
-__all__ = ["find", "offsets_path", "plain", "splice", "starts_of", "write_offsets"]
+__all__ = [
+    "find",
+    "offsets_path",
+    "plain",
+    "remove_unused",
+    "splice",
+    "starts_of",
+    "write_offsets",
+    "write_shared",
+]
 
 Data = bytes | mmap.mmap  # an index file read, or mapped
 _FIXED = 62
@@ -187,3 +197,46 @@ def splice(
     parts.append(data[starts[copied] : starts[count]])
     body = struct.pack(">4sII", b"DIRC", 3 if extended else 2, total) + b"".join(parts)
     return body + hashlib.sha1(body).digest()
+
+
+# --- the shared index files ------------------------------------------------------------------
+
+
+def write_shared(git_dir: Path, data: bytes) -> None:
+    """Write a shared index (named for its own trailer, so never changed once written),
+    synced before it is renamed in, and its sidecar of entry starts before it."""
+    name = f"sharedindex.{data[-20:].hex()}"
+    target = git_dir / name
+    if not target.exists():
+        tmp = git_dir / f"{name}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            write_offsets(git_dir, data)  # before the shared index: never stale
+            os.replace(tmp, target)
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
+            raise
+
+
+def remove_unused(git_dir: Path, keep: bytes, left: bytes | None) -> None:
+    """Once the new index is in place: remove the shared indexes (and their sidecars) unused
+    for five minutes, none a git command could still be reading. The one the old index named
+    is kept and touched, so that it ages from now, when it stopped being used (as git does)."""
+    if left is not None and left != bytes(20):
+        with suppress(OSError):
+            os.utime(git_dir / f"sharedindex.{left.hex()}")
+    old = time.time() - 300
+    kept = {f"sharedindex.{keep.hex()}"} | ({f"sharedindex.{left.hex()}"} if left else set())
+    for other in git_dir.glob("sharedindex.*"):
+        with suppress(OSError):
+            if other.name not in kept and other.stat().st_mtime < old:
+                other.unlink()
+    for sidecar in git_dir.glob("gitmem-offsets.*"):
+        shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
+        if not shared.exists() and ".tmp-" not in sidecar.name:
+            sidecar.unlink(missing_ok=True)
