@@ -93,9 +93,13 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
         raw = (git_dir / "index").read_bytes()
     except FileNotFoundError:
         return None
-    starts = sharedindex.plain(raw)
-    if starts is not None:
-        fixed = sharedindex.find(raw, name, starts)
+    laid = sharedindex.layout(raw)
+    if laid is not None and _unmarked(laid[1]):  # plain, or split with no bitmaps: bisected
+        starts, link = laid
+        fixed = sharedindex.find(raw, name, starts)  # the split part overrides the shared one
+        if fixed is None and link is not None and link[:20] != NULL:
+            shared = _find_shared(git_dir, IndexFile(2, [], link), name)
+            fixed = None if shared is None else shared.fixed
         return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
     index = parse(raw, git_dir / "index")
     if index.link is None or not any(index.bitmaps()):
@@ -160,7 +164,12 @@ def _restaged(
             raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split), None)
-    starts = sharedindex.plain(raw)
+    found = sharedindex.layout(raw)
+    if split and found is not None and found[1] is not None and _unmarked(found[1]):
+        within = _within(git_dir, raw, found[0], found[1], changes, since, root)
+        if within is not None:
+            return within, None, None
+    starts = None if found is None or found[1] is not None else found[0]
     if starts is None:
         current = parse(raw, path)
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
@@ -175,6 +184,45 @@ def _restaged(
     spliced.update(dict.fromkeys((p.encode() for p in changes), None))
     shared = sharedindex.splice(raw, spliced, starts)
     return _split_part(shared, changes.values()), shared, None
+
+
+def _within(
+    git_dir: Path,
+    raw: bytes,
+    starts: list[int],
+    link: bytes,
+    changes: Mapping[str, Entry | None],
+    since: int,
+    root: Path,
+) -> bytes | None:
+    """The split part `raw` (entries at `starts`, no bitmaps) with `changes` spliced in as
+    bytes and its racily clean entries smudged (`_smudged_plain`), as `_staged` would write
+    it without folding; None if this write must fold: the result would hold more than
+    FOLD_AT entries, the shared index is missing, or a path it removes is in it. A write
+    costs a walk of the split part's entry boundaries, not a Python object per entry."""
+    base = link[:20]
+    updates = {path.encode(): entry for path, entry in changes.items()}
+    if base != NULL:
+        if not (git_dir / f"sharedindex.{base.hex()}").exists():
+            return None
+        named = IndexFile(2, [], link)
+        if any(_find_shared(git_dir, named, p) for p, e in updates.items() if e is None):
+            return None
+    spliced = _smudged_plain(root, raw, starts, since, set(updates))
+    spliced.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
+    link_out = base + NO_BITMAPS
+    data = sharedindex.splice(raw, spliced, starts, b"link" + _u32(len(link_out)) + link_out)
+    return None if int.from_bytes(data[8:12]) > FOLD_AT else data
+
+
+def _unmarked(link: bytes | None) -> bool:
+    """Whether an index of this `link` (None: a plain index) has no delete or replace
+    bitmap: its entries are all its own, in git's order."""
+    return link is None or not any(IndexFile(2, [], link).bitmaps())
+
+
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
 
 
 def _staged(

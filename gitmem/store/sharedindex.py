@@ -145,6 +145,14 @@ def _starts(data: Data) -> list[int]:
 def plain(data: bytes) -> list[int] | None:
     """The entries' starts (`_starts`) if `data` is a whole, plain index file of version 2 or
     3 (its checksum right; no `link` nor any other extension git requires); None if not."""
+    found = layout(data)
+    return None if found is None or found[1] is not None else found[0]
+
+
+def layout(data: bytes) -> tuple[list[int], bytes | None] | None:
+    """The entries' starts (`_starts`) and the `link` extension's contents (None: no link)
+    of a whole index file of version 2 or 3 (its checksum right; no extension git requires
+    but `link`); None if it is not one."""
     if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
         return None
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
@@ -153,20 +161,26 @@ def plain(data: bytes) -> list[int] | None:
         starts = _starts(data)
     except (IndexError, ValueError):
         return None
-    at = starts[-1]
+    at, link = starts[-1], None
     while at + 8 <= len(data) - 20:
-        if not b"A" <= data[at : at + 1] <= b"Z":  # link, sdir: not a plain index
+        size = int.from_bytes(data[at + 4 : at + 8])
+        if data[at : at + 4] == b"link":
+            link = data[at + 8 : at + 8 + size]
+        elif not b"A" <= data[at : at + 1] <= b"Z":  # sdir and the like: not ours to write
             return None
-        at += 8 + int.from_bytes(data[at + 4 : at + 8])
-    return starts
+        at += 8 + size
+    return starts, link
 
 
 def splice(
-    data: bytes, changes: Mapping[bytes, bytes | None], starts: list[int] | None = None
+    data: bytes,
+    changes: Mapping[bytes, bytes | None],
+    starts: list[int] | None = None,
+    extensions: bytes = b"",
 ) -> bytes:
-    """The index file `data` (version 2 or 3, its extensions dropped) with each changed path's
-    entries (all stages) replaced by the given encoded entry, or removed (None). `starts`:
-    `_starts(data)`, if known."""
+    """The index file `data` (version 2 or 3, its extensions replaced by `extensions`, encoded)
+    with each changed path's entries (all stages) replaced by the given encoded entry, or
+    removed (None). `starts`: `_starts(data)`, if known."""
     version = int.from_bytes(data[4:8])
     count = int.from_bytes(data[8:12])
     starts = _starts(data) if starts is None else starts
@@ -201,6 +215,7 @@ def splice(
         total += (new is not None) - (last - first)
         copied = last
     parts.append(data[starts[copied] : starts[count]])
+    parts.append(extensions)
     body = struct.pack(">4sII", b"DIRC", 3 if extended else 2, total) + b"".join(parts)
     return body + hashlib.sha1(body).digest()
 
