@@ -1,6 +1,8 @@
-"""The shared index's files (gitmem.store.sharedindex: `write_shared`, `remove_unused`) in
-real repositories: a shared index a fold rebuilds is touched as git touches it, and what a
-fold that died left behind is removed by the next fold, but nothing a live writer holds."""
+"""Folds of git's split index in real repositories: what goes into the shared index (an
+import's files but its last seconds'), and the shared index's files (gitmem.store.sharedindex:
+`write_shared`, `remove_unused`): a shared index a fold rebuilds is touched as git touches
+it, and what a fold that died left behind is removed by the next fold, but nothing a live
+writer holds."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from test_gitindex import assert_agree, gitmem_writes
+from test_gitindex import assert_agree, blob_id, gitmem_writes
 
 from gitmem.store import gitindex
 
@@ -79,4 +81,38 @@ def test_a_write_that_does_not_fold_leaves_temporary_files_alone(repo: Path) -> 
     tmp.write_bytes(b"half a file")
     gitmem_writes(tmp_path, {"b.md": b"b"})
     assert tmp.exists()
+    assert_agree(tmp_path)
+
+
+def written(root: Path, files: dict[str, bytes], old: bool) -> dict[str, gitindex.Entry | None]:
+    """Write these files (their mtime an hour ago if `old`) and their objects: the entries a
+    write stages for them."""
+    entries: dict[str, gitindex.Entry | None] = {}
+    for path, data in files.items():
+        target = root / path
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(data)
+        if old:
+            os.utime(target, (HOUR_AGO, HOUR_AGO))
+        subprocess.run(["git", "hash-object", "-w", path], cwd=root, check=True, stdout=-3)
+        entries[path] = gitindex.entry_for(path, blob_id(data), target.lstat())
+    return entries
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_fold_puts_files_older_than_two_seconds_in_the_shared_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: bool
+) -> None:
+    """A fold keeps in the split part only what may still be racily clean (`_fresh`): after
+    an import of thousands of files, the next write must not rewrite them all again."""
+    monkeypatch.setattr(gitindex, "FOLD_AT", 5)
+    git(tmp_path, "init", "-q")
+    git_dir = tmp_path / ".git"
+    if not first:  # a shared index there already, which the fold splices
+        gitindex.stage(git_dir, written(tmp_path, {"a.md": b"a"}, old=True))
+    imported = written(tmp_path, {f"old/{n}.md": f"old {n}\n".encode() for n in range(20)}, True)
+    gitindex.stage(git_dir, {**imported, **written(tmp_path, {"new.md": b"now\n"}, False)})
+    index = gitindex.read(git_dir / "index")
+    assert index is not None and index.base is not None
+    assert [e.path for e in index.entries] == [b"new.md"]
     assert_agree(tmp_path)

@@ -181,9 +181,11 @@ def _restaged(
             {p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()}
         )
         return sharedindex.splice(raw, spliced, starts), None, None
-    spliced.update(dict.fromkeys((p.encode() for p in changes), None))
+    spliced.update(
+        {p.encode(): None if e is None or _fresh(e) else entry_bytes(e) for p, e in changes.items()}
+    )
     shared = sharedindex.splice(raw, spliced, starts)
-    return _split_part(shared, changes.values()), shared, None
+    return _split_part(shared, filter(_fresh, changes.values())), shared, None
 
 
 def _within(
@@ -246,7 +248,7 @@ def _staged(
         and e.path not in updates
         and STAT.unpack_from(e.fixed)[2] >= since > 0
     ]
-    held = [*updates.values(), *racy]
+    held = [*filter(_fresh, updates.values()), *racy]
     base = None if current is None else current.base
     if split and current is not None and base is not None and not any(current.bitmaps()):
         kept = [e for e in current.entries if e.path not in updates]
@@ -262,7 +264,8 @@ def _staged(
         if fits and shared_ok:
             return encode(with_entries(kept, added), base + NO_BITMAPS), None
     if split and current is not None and base not in (None, NULL) and not any(current.bitmaps()):
-        spliced = _spliced(git_dir, current, {**updates, **{e.path: None for e in racy}})
+        settled = {p: None if _fresh(e) else e for p, e in updates.items()}
+        spliced = _spliced(git_dir, current, {**settled, **{e.path: None for e in racy}})
         if spliced is not None:
             return _split_part(spliced, held), spliced
     if not split:
@@ -270,14 +273,25 @@ def _staged(
         everything = with_entries(everything, [e for e in updates.values() if e is not None])
         return encode(everything, None), None
     out = updates.keys() | {e.path for e in racy}
-    shared = encode([e for e in merged(git_dir, current) if e.path not in out], None)
+    kept = [e for e in merged(git_dir, current) if e.path not in out]
+    older = [e for e in updates.values() if e is not None and not _fresh(e)]
+    shared = encode(with_entries(kept, older), None)
     return _split_part(shared, held), shared
 
 
+def _fresh(entry: Entry | None) -> bool:
+    """Whether an entry a fold writes stays in the split part (or, None, is gone): one whose
+    file's mtime is not two seconds older than now may still be racily clean against the
+    index about to be written, and the next write must check it (`_smudged`), which it does
+    not do for the shared index's entries. Older ones go into the shared index (an import's
+    thousands of files, but its last second's): they cannot be racy against any later index.
+    Two seconds, not one: the file system's clock may lag the process's by a tick."""
+    return entry is None or STAT.unpack_from(entry.fixed)[2] >= int(time.time()) - 1
+
+
 def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
-    """The small index over a fold's new shared index, holding the entries just written: a
-    fold keeps them out of the shared index, so that the next write still checks them for
-    racy timestamps (`_smudged`), which it does not do for the shared index's entries."""
+    """The small index over a fold's new shared index, holding the entries just written that
+    are `_fresh` (the caller's choice)."""
     return encode(
         with_entries([], (e for e in written if e is not None)), shared[-20:] + NO_BITMAPS
     )
@@ -286,9 +300,9 @@ def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
 def _spliced(
     git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
 ) -> bytes | None:
-    """The shared index with the split part folded in and `updates`' paths taken out, its
-    unchanged entries copied as bytes (gitmem.store.sharedindex); None if it is not of a form
-    that allows it."""
+    """The shared index with the split part folded in and `updates` put in (None: the path
+    taken out), its unchanged entries copied as bytes (gitmem.store.sharedindex); None if it
+    is not of a form that allows it."""
     if any(e.stage for e in current.entries):
         return None
     data = _shared_bytes(git_dir, current)
@@ -297,7 +311,7 @@ def _spliced(
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
         return None  # parsed whole, which names the damage
     changes: dict[bytes, bytes | None] = {e.path: entry_bytes(e) for e in current.entries}
-    changes.update(dict.fromkeys(updates, None))  # the entries written: in the split part
+    changes.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
     return sharedindex.splice(data, changes)
 
 
