@@ -1,5 +1,6 @@
 """The write path's cost as the store grows: in-process `Store.record` at 1k and 100k records,
-the code of a base revision ("before", default `main`) against the work tree's ("after"),
+the code of a base revision ("before", default `main`) against the work tree's ("after", as
+it is when the run starts, uncommitted edits included: the JSON says so),
 alternated write by write over both sizes in one run, so that a busy machine weighs on all
 four alike and the 100k/1k ratio is measured in the same minutes.
 
@@ -31,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, checkout, machine, make_store, percentile, write_json
+from _common import REPO, _worktree, checkout, machine, make_store, percentile, write_json
 
 WORKER = r"""
 import json, sys, time
@@ -153,7 +154,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gitmem-bench-write-") as tmp:
         work = Path(tmp)
         (work / "before-src").mkdir()
-        packages = {"before": checkout(args.before, work / "before-src"), "after": REPO}
+        (work / "after-src").mkdir()
+        # Both snapshots now: edits made while the stores are copied do not reach the run.
+        packages = {
+            "before": checkout(args.before, work / "before-src"),
+            "after": _worktree(work / "after-src"),
+        }
+        results["revisions"] = {
+            "before": _git(REPO, "rev-parse", args.before).strip(),
+            "after": _git(REPO, "rev-parse", "HEAD").strip(),
+            "after_edited": bool(_git(REPO, "status", "--porcelain", "--", "gitmem")),
+        }
         workers: dict[tuple[int, str], Worker] = {}
         for size in sizes:
             for name, root in stores(size, given.get(size), work).items():
@@ -192,7 +203,9 @@ def main() -> None:
                 f"{name}: {sizes[-1]}/{sizes[0]} p50 ratio {big['p50_ms'] / small['p50_ms']:.2f}, "
                 f"CPU {big['cpu_p50_ms'] / small['cpu_p50_ms']:.2f}"
             )
-    print(f"load {results['load_before']:.1f} -> {results['load_after']:.1f}")
+    print(
+        f"load {results['load_before']:.1f} -> {results['load_after']:.1f}; {results['revisions']}"
+    )
     write_json(args.json, results)
 
 
