@@ -164,12 +164,12 @@ def _restaged(
             raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split), None)
-    found = sharedindex.layout(raw)
-    if split and found is not None and found[1] is not None and _unmarked(found[1]):
-        within = _within(git_dir, raw, found[0], found[1], changes, since, root)
+    laid = sharedindex.layout(raw)
+    if split and laid is not None and laid[1] is not None and _unmarked(laid[1]):
+        within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
         if within is not None:
             return within, None, None
-    starts = None if found is None or found[1] is not None else found[0]
+    starts = None if laid is None or laid[1] is not None else laid[0]
     if starts is None:
         current = parse(raw, path)
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
