@@ -1,67 +1,115 @@
 """The write path's cost as the store grows: in-process `Store.record` at 1k and 100k records,
-with the git index written the way it was before (libgit2 reads and rewrites the whole plain
-index on every write) and the way it is now (gitmem.store.gitindex: git's split index, only
-the changed entries rewritten), alternated write by write on two copies of one store so that
-a busy machine weighs on both alike. Also what a fold costs (a `forget` of a record in the
-shared index rewrites it whole) and that `git status` is clean after the writes.
+the code of a base revision ("before", default `main`) against the work tree's ("after", as
+it is when the run starts, uncommitted edits included: the JSON says so),
+alternated write by write over both sizes in one run, so that a busy machine weighs on all
+four alike and the 100k/1k ratio is measured in the same minutes.
+
+Each (revision, size) pair is a worker process holding a Store open on its own copy of one
+synthetic store; a write's wall and CPU time are taken inside the worker, around
+`Store.record` only. Then a fold (a `forget` of a record in the shared index, which rewrites
+it whole) and `git status` clean and `git fsck` in every copy.
 
     .venv/bin/python benchmarks/bench_write_path.py [--sizes 1000,100000] [--writes 41]
+        [--before main] [--store 100000=/path/to/a/store/to/copy] [--prefill 900]
+
+`--prefill N` stages N records into git's split part first (the same entries again), so
+that the writes meet it as full as it gets before a fold (FOLD_AT, 1000) rather than just
+after one; a store's writes meet every size in between.
+
+(The libgit2 plain-index path and git's `git update-index` that the split index replaced
+were measured by this script's earlier version, at commit 2f8dc8f; docs/benchmarks.md.)
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
-import time
-import types
-from collections.abc import Mapping
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pygit2
-from _common import machine, make_store, percentile, write_json
+from _common import REPO, _worktree, checkout, machine, make_store, percentile, write_json
 
-from gitmem.store.git import GitRepo, _atomic_write, _prune_empty_dirs, _size
+WORKER = r"""
+import json, sys, time
+from pathlib import Path
+import gitmem
 from gitmem.store.store import Store
+store = Store.open(Path(sys.argv[1]))
+for n in range(2):  # warm: the catalog read, a first fold of an imported index
+    store.record("fact", f"warm up {n}", title=f"Warm up {n}", agent="bench")
+prefill = int(sys.argv[2])
+if prefill:  # the split part as full as it gets before a fold: records staged again, as is
+    import pygit2
+    from gitmem.store import gitindex
+    repo = pygit2.Repository(sys.argv[1])
+    paths = []
+    def walk(tree, prefix):
+        for e in tree:
+            if len(paths) >= prefill:
+                return
+            if e.type_str == "tree":
+                walk(repo[e.id], prefix + e.name + "/")
+            elif prefix.startswith("records/"):
+                paths.append((prefix + e.name, e.id.raw))
+    walk(repo.head.peel(pygit2.Commit).tree, "")
+    root = Path(sys.argv[1])
+    entries = {p: gitindex.entry_for(p, oid, (root / p).lstat()) for p, oid in paths}
+    gitindex.stage(root / ".git", entries, root=root)
+print(json.dumps({"package": gitmem.__file__}), flush=True)
+for line in sys.stdin:
+    command, _, arg = line.strip().partition(" ")
+    if command == "write":
+        t0, c0 = time.perf_counter(), time.process_time()
+        store.record("decision", f"Body {arg}.\n", title=f"Decision {arg}", agent="bench")
+        out = {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+    elif command == "forget":  # a record of the store's own: in the shared index
+        victim = next(r for r in store.records() if r.agent != "bench")
+        t0 = time.perf_counter()
+        store.forget(victim.id, reason="bench", agent="bench")
+        out = {"wall": time.perf_counter() - t0}
+    print(json.dumps(out), flush=True)
+"""
 
 
-def _old_sync_worktree(self: GitRepo, files: Mapping[str, bytes | None]) -> None:
-    """The write path before gitmem.store.gitindex: libgit2's whole index, read and written."""
-    index = self._repo.index
-    index.read(False)
-    for path, data in files.items():
-        target = self.root / path
-        if data is None:
-            if target.exists():
-                target.unlink()
-                _prune_empty_dirs(target.parent, self.root)
-            if path in index:
-                index.remove(path)
-        else:
-            _atomic_write(target, data)
-            index.add(path)
-    index_file = self.git_dir / "index"
-    with self._writing(lambda: [(index_file, _size(index_file) + 4096)]):
-        index.write()
+class Worker:
+    def __init__(self, root: Path, package_dir: Path, prefill: int) -> None:
+        # `-c` puts the working directory first on sys.path, ahead of PYTHONPATH and of the
+        # dev install's finder: the worker imports the gitmem in `package_dir` (checked).
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(root), str(prefill)],
+            cwd=package_dir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(package_dir)},
+        )
+        self.root = root
+        self.package = self._reply()["package"]
+        assert self.package.startswith(str(package_dir)), (self.package, package_dir)
 
+    def _reply(self) -> dict[str, float | str]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker on {self.root} died")
+        result: dict[str, float | str] = json.loads(line)
+        return result
 
-def _old_is_dirty(self: GitRepo, path: str) -> bool:
-    head = self.head()
-    committed = None if head is None else self.entry_id(head, path)
-    target = self.root / path
-    try:
-        on_disk: str | None = str(pygit2.hash(target.read_bytes()))
-    except FileNotFoundError:
-        on_disk = None
-    if on_disk != committed:
-        return True
-    index = self._repo.index
-    index.read(False)
-    return (str(index[path].id) if path in index else None) != committed
+    def ask(self, command: str) -> dict[str, float | str]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def _git(root: Path, *args: str) -> str:
@@ -70,102 +118,94 @@ def _git(root: Path, *args: str) -> str:
     ).stdout
 
 
-def before_copy(root: Path) -> Path:
-    """A copy of the store with a plain index that only libgit2 writes."""
-    copy = root.parent.parent / f"{root.parent.name}-before" / "store"
-    shutil.copytree(root, copy, symlinks=True)
-    _git(copy, "config", "core.splitIndex", "false")
-    _git(copy, "update-index", "--no-split-index")
-    _git(copy, "status", "--porcelain")  # a refreshed index, as after any use
-    return copy
-
-
-def opened(root: Path, old: bool) -> Store:
-    store = Store.open(root)
-    if old:
-        store.repo._sync_worktree = types.MethodType(_old_sync_worktree, store.repo)  # type: ignore[method-assign]
-        store.repo.is_dirty = types.MethodType(_old_is_dirty, store.repo)  # type: ignore[method-assign]
-    store.record("fact", "warm up", title="Warm up", agent="bench")
-    return store
-
-
-def alternatives(before_root: Path, after_root: Path, runs: int = 9) -> dict[str, float]:
-    """The other designs weighed (docs/architecture.md): any whole rewrite of the plain index
-    costs at least reading, hashing and writing its bytes; git's own `git update-index` (a
-    process) on the plain and on the split index, for one new file."""
-    plain = before_root / ".git" / "index"
-    spare = before_root / ".git" / "bench-index-copy"
-    times: dict[str, list[float]] = {"whole_rewrite_floor": [], "git_plain": [], "git_split": []}
-    for i in range(runs):
-        t0 = time.perf_counter()
-        data = plain.read_bytes()
-        spare.write_bytes(data[:-20] + hashlib.sha1(data[:-20]).digest())
-        times["whole_rewrite_floor"].append(time.perf_counter() - t0)
-        for name, root in (("git_plain", before_root), ("git_split", after_root)):
-            (root / f"by-git-{i}.txt").write_text(f"{i}\n")
-            t0 = time.perf_counter()
-            _git(root, "update-index", "--add", "--", f"by-git-{i}.txt")
-            times[name].append(time.perf_counter() - t0)
-    spare.unlink()
-    return {f"{name}_p50_ms": percentile(v, 0.5) * 1000 for name, v in times.items()}
-
-
-def alternated(size: int, writes: int) -> dict[str, float]:
-    start = time.perf_counter()
-    after_root = make_store(size)
-    built = time.perf_counter() - start
-    before_root = before_copy(after_root)
-    stores = {"before": opened(before_root, True), "after": opened(after_root, False)}
-    times: dict[str, list[float]] = {"before": [], "after": [], "before_cpu": [], "after_cpu": []}
-    for i in range(writes):
-        for name, store in stores.items() if i % 2 else reversed(stores.items()):
-            t0, c0 = time.perf_counter(), time.process_time()
-            store.record("decision", f"Body {i}.\n", title=f"Decision {i}", agent="bench")
-            times[name].append(time.perf_counter() - t0)
-            times[f"{name}_cpu"].append(time.process_time() - c0)
-    for root in (before_root, after_root):
-        assert _git(root, "status", "--porcelain") == "", root
-    # A fold: forgetting a record that is in the shared index rewrites it whole.
-    written = ("Decision ", "Warm up")
-    victim = next(r for r in stores["after"].records() if not r.title.startswith(written))
-    t0 = time.perf_counter()
-    stores["after"].forget(victim.id, reason="bench", agent="bench")
-    fold = time.perf_counter() - t0
-    assert _git(after_root, "status", "--porcelain") == ""
-    out = {"built_s": built, "fold_forget_ms": fold * 1000}
-    for name, values in times.items():
-        out[f"{name}_p50_ms"] = percentile(values, 0.5) * 1000
-        out[f"{name}_p95_ms"] = percentile(values, 0.95) * 1000
-    out.update(alternatives(before_root, after_root))
-    out["index_bytes_after"] = (after_root / ".git" / "index").stat().st_size
-    out["index_bytes_before"] = (before_root / ".git" / "index").stat().st_size
-    for root in (before_root, after_root):
-        shutil.rmtree(root.parent, ignore_errors=True)
-    return out
+def stores(size: int, given: Path | None, into: Path) -> dict[str, Path]:
+    """Two copies of one store of `size` records (built, or copied from `given`)."""
+    source = given or make_store(size)
+    copies = {}
+    for name in ("before", "after"):
+        copies[name] = into / f"{size}-{name}"
+        shutil.copytree(source, copies[name], symlinks=True)
+    if given is None:
+        shutil.rmtree(source.parent, ignore_errors=True)
+    return copies
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--writes", type=int, default=41)
+    parser.add_argument("--before", default="main", help="the base revision")
+    parser.add_argument("--store", action="append", default=[], help="SIZE=PATH to copy")
+    parser.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="records staged into the split part first (its size just before a fold: 900)",
+    )
     parser.add_argument("--json")
     args = parser.parse_args()
-    results: dict[str, object] = {"machine": machine(), "load_before": os.getloadavg()[0]}
-    for size in (int(s) for s in args.sizes.split(",")):
-        figures = alternated(size, args.writes)
-        results[str(size)] = figures
-        print(
-            f"{size:>6} records (built in {figures['built_s']:.0f} s): record p50 before "
-            f"{figures['before_p50_ms']:.1f} ms (p95 {figures['before_p95_ms']:.1f}, CPU "
-            f"{figures['before_cpu_p50_ms']:.1f}), after {figures['after_p50_ms']:.1f} ms (p95 "
-            f"{figures['after_p95_ms']:.1f}, CPU {figures['after_cpu_p50_ms']:.1f}); a fold "
-            f"(forget) {figures['fold_forget_ms']:.0f} ms; index {figures['index_bytes_before']}"
-            f" -> {figures['index_bytes_after']} bytes; whole rewrite floor "
-            f"{figures['whole_rewrite_floor_p50_ms']:.1f} ms, git update-index plain "
-            f"{figures['git_plain_p50_ms']:.1f} / split {figures['git_split_p50_ms']:.1f} ms; "
-            f"load {os.getloadavg()[0]:.1f}",
-            flush=True,
-        )
+    given = {int(k): Path(v) for k, v in (s.split("=", 1) for s in args.store)}
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results: dict[str, object] = {
+        "machine": machine(),
+        "before": args.before,
+        "prefill": args.prefill,
+    }
+    with tempfile.TemporaryDirectory(prefix="gitmem-bench-write-") as tmp:
+        work = Path(tmp)
+        (work / "before-src").mkdir()
+        (work / "after-src").mkdir()
+        # Both snapshots now: edits made while the stores are copied do not reach the run.
+        packages = {
+            "before": checkout(args.before, work / "before-src"),
+            "after": _worktree(work / "after-src"),
+        }
+        results["revisions"] = {
+            "before": _git(REPO, "rev-parse", args.before).strip(),
+            "after": _git(REPO, "rev-parse", "HEAD").strip(),
+            "after_edited": bool(_git(REPO, "status", "--porcelain", "--", "gitmem")),
+        }
+        workers: dict[tuple[int, str], Worker] = {}
+        for size in sizes:
+            for name, root in stores(size, given.get(size), work).items():
+                workers[(size, name)] = Worker(root, packages[name], args.prefill)
+        results["load_before"] = os.getloadavg()[0]
+        times: dict[tuple[int, str], list[dict[str, float | str]]] = {k: [] for k in workers}
+        keys = list(workers)
+        for i in range(args.writes):
+            for key in keys if i % 2 else reversed(keys):
+                times[key].append(workers[key].ask(f"write {i}"))
+        results["load_after"] = os.getloadavg()[0]
+        for (size, name), worker in workers.items():
+            fold = worker.ask("forget")["wall"]
+            worker.close()
+            assert _git(worker.root, "status", "--porcelain") == "", worker.root
+            _git(worker.root, "fsck", "--no-dangling")
+            wall = [float(t["wall"]) for t in times[(size, name)]]
+            cpu = [float(t["cpu"]) for t in times[(size, name)]]
+            results[f"{size}_{name}"] = figures = {
+                "p50_ms": percentile(wall, 0.5) * 1000,
+                "p95_ms": percentile(wall, 0.95) * 1000,
+                "cpu_p50_ms": percentile(cpu, 0.5) * 1000,
+                "fold_forget_ms": float(fold) * 1000,
+            }
+            print(
+                f"{size:>6} records, {name:<6}: record p50 {figures['p50_ms']:.1f} ms (p95 "
+                f"{figures['p95_ms']:.1f}, CPU p50 {figures['cpu_p50_ms']:.1f}); a fold "
+                f"(forget) {figures['fold_forget_ms']:.0f} ms",
+                flush=True,
+            )
+    for name in ("before", "after"):
+        if len(sizes) > 1:
+            big, small = results[f"{sizes[-1]}_{name}"], results[f"{sizes[0]}_{name}"]
+            assert isinstance(big, dict) and isinstance(small, dict)
+            print(
+                f"{name}: {sizes[-1]}/{sizes[0]} p50 ratio {big['p50_ms'] / small['p50_ms']:.2f}, "
+                f"CPU {big['cpu_p50_ms'] / small['cpu_p50_ms']:.2f}"
+            )
+    print(
+        f"load {results['load_before']:.1f} -> {results['load_after']:.1f}; {results['revisions']}"
+    )
     write_json(args.json, results)
 
 

@@ -105,10 +105,21 @@ class Store(CoreStore):
         since a read checks only the cheap facts and rebuilds on what it meets."""
         return self._opened_index().verify()
 
-    def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Build the index again from HEAD (not caught up first: that would build it twice)."""
+    def rebuild(
+        self, progress: Progress | None = None, *, wait_graph: bool = False
+    ) -> dict[str, Any]:
+        """Build the index again from HEAD (not caught up first: that would build it twice).
+        A large index's vector graph is left to a detached builder (stats' "graph" is then
+        "building"; recalls rank exactly till it is saved), or with `wait_graph` built here,
+        after the index lock is released (gitmem.index.annbuild)."""
         index = self._opened_index()
-        index.rebuild(progress)
+        index.graph_later = not wait_graph
+        try:
+            index.rebuild(progress)
+        finally:
+            index.graph_later = True
+        if wait_graph:
+            index.build_graph()
         return index.stats()
 
     def recall(

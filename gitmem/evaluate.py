@@ -208,14 +208,14 @@ def evaluate(
     queries = load_queries(dataset / "queries.jsonl")
     if not queries:
         raise UsageError(f"{dataset / 'queries.jsonl'} holds no queries: {_FORMAT}")
-    ref = model_ref(model) if model else None
+    ref = model_ref(model) if model and model != "none" else None
     with tempfile.TemporaryDirectory(prefix="gitmem-eval-") as tmp:
         store = store_for(dataset, ref, Path(tmp))
         modes = ["keyword"] + (["semantic", "hybrid"] if ref is not None else [])
         report: dict[str, Any] = {
             "dataset": str(dataset),
             "queries": len(queries),
-            "model": model,
+            "model": model if ref is not None else None,
             "options": {
                 "fusion": options.fusion,
                 "semantic_weight": options.semantic_weight,

@@ -1,6 +1,8 @@
 """The vector graph of a large index (gitmem.index.ann): near enough to exact, kept current by
 the catch-up as a rebuild would make it, and rebuilt when damaged. The threshold is lowered so
-that a store of a few dozen records counts as large."""
+that a store of a few dozen records counts as large, and the builder a write starts
+(gitmem.index.annbuild) runs in the test's process when it starts, so that each write leaves
+the graph as the detached builder would; tests/test_annbuild.py runs the detached one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from test_index import fill, reopened
 from tinymodel import build_tiny_model
 
 from gitmem.api import Store
-from gitmem.index import ann
+from gitmem.index import ann, annbuild
 from gitmem.index.entries import Filter
 from gitmem.index.vectors import GraphRanking, Ranking, VectorFile, normalise
 
@@ -32,10 +34,23 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def build_now(root: Path, dim: int) -> bool:
+    """annbuild.start, in this process: the builder runs to the end before the write returns."""
+    annbuild.build(root, dim, wait=True)
+    return True
+
+
 @pytest.fixture
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ann, "THRESHOLD", 10)
     monkeypatch.setattr(ann, "LAZY_ROWS", 0)  # every catch-up brings the graph up to date
+    monkeypatch.setattr(annbuild, "start", build_now)
+
+
+def built(root: Path, file: VectorFile, rows: int, dead: np.ndarray) -> None:  # type: ignore[type-arg]
+    """The graph of `file`'s first `rows` rows, made and put in place as the builder does."""
+    prepared = ann.prepare(root, file.path.name, file.matrix(rows), dead, threads=2)
+    assert prepared is not None and ann.install(root, prepared)
 
 
 def clustered(rows: int, dim: int, seed: int = 3) -> np.ndarray:  # type: ignore[type-arg]
@@ -51,7 +66,7 @@ def test_recall_at_10_against_exact(tmp_path: Path, small_threshold: None) -> No
     file.append(vectors)
     dead = np.zeros(6000, dtype=bool)
     dead[::7] = True  # rows whose record changed: never proposed
-    assert ann.refresh(tmp_path, file.path.name, file.matrix(6000), dead) is None
+    built(tmp_path, file, 6000, dead)
     graph = ann.open_graph(tmp_path, file.path.name, 32)
     assert graph is not None and graph.covered == 6000
     queries = clustered(100, 32, seed=9)
@@ -70,7 +85,7 @@ def test_a_graph_behind_the_vector_file_ranks_the_newer_rows_exactly(
     vectors = clustered(3000, 32)
     file = VectorFile(tmp_path / "vectors.f32", 32)
     file.append(vectors[:2000])
-    ann.refresh(tmp_path, file.path.name, file.matrix(2000), np.zeros(2000, dtype=bool))
+    built(tmp_path, file, 2000, np.zeros(2000, dtype=bool))
     file.append(vectors[2000:])  # an update the graph has not seen
     graph = ann.open_graph(tmp_path, file.path.name, 32)
     assert graph is not None and graph.covered == 2000
@@ -197,35 +212,76 @@ def _exact(
         return _answers(reopened(store.root, model))
 
 
-def test_a_stamp_behind_its_graph_neither_fails_a_recall_nor_changes_its_answers(
-    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("graph_saved", [False, True])
+def test_a_save_cut_off_between_graph_and_stamp_costs_no_new_graph(
+    store_path: Path,
+    tiny_model_dir: Path,
+    small_threshold: None,
+    monkeypatch: pytest.MonkeyPatch,
+    graph_saved: bool,
 ) -> None:
-    # The graph was saved, then the process died before its stamp was: the next catch-up
-    # offers the graph rows it already holds.
+    # The builder wrote the stamp naming the new graph as `next`, then died before the graph
+    # was in place (graph_saved=False) or before the stamp was written again (True).
     store = _searchable(store_path, tiny_model_dir, 30)
     _answers(store)
-    stamp = next((store.cache_dir / "index").glob("ann-*.json"))
-    old = stamp.read_text()
+    index_dir = store.cache_dir / "index"
+    stamp_path = next(index_dir.glob("ann-*.json"))
+    graph = next(index_dir.glob("ann-*.usearch"))
+    old_stamp, old_graph = json.loads(stamp_path.read_text()), graph.read_bytes()
     store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
     _answers(store)
-    stamp.write_text(old)
+    new = json.loads(stamp_path.read_text())
+    assert new["covered"] > old_stamp["covered"]
+    cut = old_stamp | {"next": [new[f] for f in ("covered", "removed", "size", "crc")]}
+    stamp_path.write_text(json.dumps(cut))
+    if not graph_saved:
+        graph.write_bytes(old_graph)
+    started: list[Path] = []
+
+    def note(root: Path, dim: int) -> bool:
+        started.append(root)
+        return True
+
+    monkeypatch.setattr(annbuild, "start", note)
+    monkeypatch.setattr(ann, "LAZY_ROWS", 1000)
+    assert store.check_index() == []  # gitmem doctor: a graph its stamp describes
     again = reopened(store.root, tiny_model_dir)
     again.record("fact", "Queues drain before deploys.", title="Drain queues")
     found = _answers(again)
-    assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+    assert not started  # no new graph: the one in place is near enough
+    assert not any("vector graph" in n for n in again.recall("queue deploy").notices)
     assert found == _exact(again, tiny_model_dir, monkeypatch)
 
 
-def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactly(
+def test_a_graph_that_cannot_be_built_leaves_the_recall_answering_exactly(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    before = _stamp(store)
+
+    def fails(path: Path) -> int:
+        raise OSError(28, "No space left on device")  # what a full disk does to the save
+
+    monkeypatch.setattr(ann, "crc32", fails)
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    found = _answers(store)
+    assert _stamp(store) == before  # the graph in place is kept, behind ...
+    assert not list((store.cache_dir / "index").glob("*.tmp-*"))  # ... and nothing half-saved
+    monkeypatch.undo()
+    assert found == _exact(store, tiny_model_dir, monkeypatch)  # rows past it ranked exactly
+
+
+def test_a_plan_that_fails_drops_the_graph_and_the_recall_answers_exactly(
     store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _searchable(store_path, tiny_model_dir, 30)
     _answers(store)
 
     def fails(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("no space left for the graph")
+        raise RuntimeError("usearch could not read the header")
 
-    monkeypatch.setattr(ann, "_save", fails)  # what a full disk or a usearch error does
+    monkeypatch.setattr(ann, "_header", fails)
     store.record("fact", "Queues drain before deploys.", title="Drain queues")
     result = store.recall("queue deploy")
     assert any("could not be updated" in n for n in result.notices)
@@ -234,7 +290,7 @@ def test_a_graph_that_cannot_be_updated_is_dropped_and_the_recall_answers_exactl
     assert found == _exact(store, tiny_model_dir, monkeypatch)
 
 
-def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
+def test_a_graph_changed_in_place_is_found_by_the_builders_checksum_and_built_again(
     store_path: Path, tiny_model_dir: Path, small_threshold: None
 ) -> None:
     store = _searchable(store_path, tiny_model_dir, 30)
@@ -248,9 +304,8 @@ def test_a_graph_changed_in_place_is_found_by_its_checksum_and_built_again(
     assert any("vector graph" in p for p in store.check_index())  # gitmem doctor
     again = reopened(store.root, tiny_model_dir)
     again.record("fact", "Queues drain before deploys.", title="Drain queues")
-    result = again.recall("queue deploy")  # the catch-up (a writer) checks it first
-    assert any("vector graph" in n and "building it again" in n for n in result.notices)
-    assert again.check_index() == []
+    again.recall("queue deploy")  # the catch-up starts the builder, which checks it first
+    assert again.check_index() == []  # built anew, not extended
     assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
 
 
@@ -259,7 +314,7 @@ def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
 ) -> None:
     file = VectorFile(tmp_path / "vectors.f32", 32)
     file.append(clustered(100, 32))
-    ann.refresh(tmp_path, file.path.name, file.matrix(100), np.zeros(100, dtype=bool))
+    built(tmp_path, file, 100, np.zeros(100, dtype=bool))
     assert ann.open_graph(tmp_path, file.path.name, 32) is not None
     path, _ = ann.graph_paths(tmp_path, file.path.name)
     with path.open("ab") as handle:

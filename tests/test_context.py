@@ -16,7 +16,7 @@ from test_index import reopened, tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
 from gitmem.index import context
-from gitmem.index.neighbours import FILE, PARTNERS, Neighbours
+from gitmem.index.neighbours import FILE, PARTNERS, SPAN, Neighbours
 from gitmem.index.textdoc import TextDoc, TextFields, text_fields
 from gitmem.recall.recall import DEFAULTS
 
@@ -279,3 +279,41 @@ def test_a_full_build_spills_its_documents_to_disk_until_every_context_is_known(
     assert [first for _, first, _ in given] == list(range(0, len(records), 3))
     assert given[0][2]  # the first record of a source has its neighbours' context
     assert not (root / "documents.spill").exists()
+
+
+def test_neighbours_in_time_are_those_within_span(store_path: Path) -> None:
+    """The same source's records more than SPAN apart lend nothing, even next to each other;
+    one written later into the gap joins both sides, and the catch-up agrees with a rebuild."""
+    store = Store.open(store_path)
+    gap = timedelta(seconds=SPAN + 60)
+    say = ["The lighthouse keeper waved", "Gulls everywhere", "Storm warning at noon"]
+    at = [START, START + timedelta(minutes=1), START + timedelta(minutes=1) + gap]
+    ids = [
+        store.record("fact", t, title="log", agent="a", source="s", now=moment).record.id
+        for t, moment in zip(say, at, strict=True)
+    ]
+    found = {h.id for h in store.recall("lighthouse", mode="keyword", now=NOW).hits}
+    assert found == {ids[0], ids[1]}  # the storm warning is next in order, not in time
+    assert {h.id for h in store.recall("storm", mode="keyword", now=NOW).hits} == {ids[2]}
+    middle = START + timedelta(minutes=1) + gap / 2  # within SPAN of both sides
+    late = store.record("fact", "Ropes stowed", title="log", agent="a", source="s", now=middle)
+    found = {h.id for h in store.recall("storm", mode="keyword", now=NOW).hits}
+    assert found == {ids[2], late.record.id}
+    assert ids[1] not in found  # still farther than SPAN from the storm warning
+    incremental = _facts(store)
+    shutil.rmtree(store.cache_dir)
+    assert _facts(Store.open(store_path)) == incremental
+
+
+def test_the_prior_lifts_by_how_much_of_the_query_a_source_matches(
+    talk: tuple[Store, dict[str, list[str]]],
+) -> None:
+    store, ids = talk
+    keyword = replace(DEFAULTS, context_weight=0.0, explain=True)
+    whole = store.recall("harbour ferry timetable", mode="keyword", now=NOW, options=keyword)
+    assert whole.hits[0].id == ids["session:3"][0]
+    assert whole.hits[0].prior == pytest.approx(1.5)  # one source holds every word: the full lift
+    # Each source holds one word of three: the best of them is not lifted as if it held all.
+    scattered = store.recall("timetable tomatoes bicycle", mode="keyword", now=NOW, options=keyword)
+    priors = [h.prior for h in scattered.hits]
+    assert len(priors) == 3 and all(1.0 < p < 1.3 for p in priors)

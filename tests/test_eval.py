@@ -56,12 +56,16 @@ def test_eval_reports_every_mode_and_writes_json(
     assert set(keyword) == {"all", "exact-id", "paraphrase"}
 
 
-def test_eval_without_a_model_reports_keyword_only(
+def test_eval_uses_the_built_in_model_unless_told_none(
     gm: Callable[..., Result], tmp_path: Path
 ) -> None:
+    # The default model ships in the package: no network, and hybrid out of the box.
     result = gm("eval", str(dataset(tmp_path / "d")), "--resamples", "100")
     assert result.code == 0, result.err
-    assert "keyword" in result.out and "semantic" not in result.out
+    assert "model: builtin:minilm-256" in result.out and "\nhybrid\n" in result.out
+    result = gm("eval", str(dataset(tmp_path / "e")), "--model", "none", "--resamples", "100")
+    assert result.code == 0, result.err
+    assert "keyword only" in result.out and "semantic" not in result.out
 
 
 @pytest.mark.parametrize(

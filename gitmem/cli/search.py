@@ -16,6 +16,7 @@ from gitmem.cli import display
 from gitmem.cli.app import AsOfOpt, JsonOpt, StoreOpt, app, open_store, show_notices
 from gitmem.cli.writeinput import read_text, split_tags, stdin_text
 from gitmem.errors import UsageError
+from gitmem.store.config import DEFAULT_MODEL
 
 __all__ = ["eval_", "recall"]
 
@@ -134,14 +135,27 @@ def _batch_defaults(options: Any) -> dict[str, Any]:
     )
 
 
+_WAIT_GRAPH_HELP = (
+    "With a large index (200k vectors or more, the scale extra installed): build its vector"
+    " graph before returning instead of in the background."
+)
+
+
 @app.command()
-def rebuild(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Build the search index again from HEAD (it is a cache: this loses nothing)."""
+def rebuild(
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    wait_graph: Annotated[bool, typer.Option("--wait-graph", help=_WAIT_GRAPH_HELP)] = False,
+) -> None:
+    """Build the search index again from HEAD (it is a cache: this loses nothing).
+
+    A large index's vector graph is then built by a detached low-priority process ("graph":
+    "building" in --json); recalls rank exactly until it is saved."""
     opened = open_store(store)
     if opened.model_problem:
         display.notice(f"building without semantic search: {opened.model_problem}")
     with display.progress("indexing records") as advance:
-        stats = opened.rebuild(progress=advance)
+        stats = opened.rebuild(progress=advance, wait_graph=wait_graph)
     if as_json:
         display.json_out(stats)
         return
@@ -149,6 +163,11 @@ def rebuild(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         f"indexed {stats['records']} records at {(stats['commit'] or '-')[:10]}"
         f" ({stats['vectors']} vectors, {stats['bytes'] / 1e6:.1f} MB)"
     )
+    if stats["graph"] == "building":
+        display.say(
+            "building the vector graph in the background; recalls rank exactly until it is"
+            " saved (gitmem rebuild --wait-graph waits for it)"
+        )
 
 
 @app.command()
@@ -202,8 +221,12 @@ def model_fetch(
 def eval_(
     dataset: Annotated[Path, typer.Argument(help="A folder with records.jsonl, queries.jsonl.")],
     model: Annotated[
-        str | None, typer.Option("--model", help="Model dir; default: the configured one.")
-    ] = None,
+        str,
+        typer.Option(
+            "--model",
+            help="A model directory or name (as index.model takes it); none: keyword only.",
+        ),
+    ] = DEFAULT_MODEL,
     output: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=100)] = 1000,
 ) -> None:

@@ -8,20 +8,35 @@ candidates, and their cosines are then computed exactly from the vector file.
 
 The graph is a cache beside the vector file, like the rest of the index: `ann-<vectors>.usearch`
 with a stamp `ann-<vectors>.json` saying which vector file it was built from, how many of its
-rows it covers and how many dead rows it has removed. Its keys are vector row numbers. A writer
-(the catch-up, a rebuild) brings it up to date from the vector file and the row facts: rows
-appended since are added, rows that died since are removed; a compaction names a new vector
-file and so starts a new graph. A reader never writes it: rows past what the graph covers are
-ranked exactly beside it, and dead rows are filtered out by the row facts, so a graph behind
-the index costs time, never answers. A graph that cannot be read (damaged, half-written, from
-another usearch) is ignored by readers and built again by the next writer. Its stamp records
-the graph file's size and CRC-32: a reader checks the size (a reader maps the graph, and
-usearch does not check a mapped file, so a damaged one could crash it), a writer and `gitmem
-doctor` the checksum.
+rows it covers and how many dead rows it has removed. Its keys are vector row numbers. A reader
+never writes it: rows past what the graph covers are ranked exactly beside it, and dead rows are
+filtered out by the row facts, so a graph behind the index costs time, never answers. A graph
+that cannot be read (damaged, half-written, from another usearch) is ignored by readers.
 
-The graph is built on one thread: usearch's parallel insertion makes a different graph from
-run to run (and so, now and then, different candidates), and the index answers the same for
-the same HEAD on any machine. It costs build time on a machine with more cores.
+Who writes it. A writer of the index (a catch-up, a rebuild, under the index lock) only decides
+(`plan`): the graph is near enough (at most `LAZY_ROWS` behind, checked by its size and header,
+no checksum: ~0.2 s at 1M for every catch-up otherwise), or it is wanted anew or further along,
+and the writer's caller starts the builder (gitmem.index.annbuild) once the lock is released.
+Building is seconds a thousand rows (~30 CPU-minutes at 1M), far beyond any write's budget; a
+writer that held the index lock for it held every recall with it. The builder loads the graph
+(checksum first) or makes a new one, adds and removes rows (`prepare`), saves it to a
+temporary file, and installs it under the index lock (`install`) only if the stamp is still the
+one it started from.
+
+Built on several threads: usearch's parallel insertion makes a different graph from run to run,
+so two machines may propose a different candidate now and then (the scores stay the vector
+file's exact cosines). Keeping one thread would not make the graph the same everywhere anyway:
+it depends on the vector file's row order, which differs between a store caught up write by
+write and one rebuilt, or two clones that caught up at different commits; the test that
+matters (tests/test_ann.py) is that answers match exact ranking, and recall@10 against exact
+(docs/benchmarks.md, "The graph built outside the lock") is the same at one thread and at two.
+One thread would double the time readers rank exactly after a rebuild or a compaction.
+
+A crash between saving the graph and its stamp costs nothing: the stamp is written first with
+what the new graph will be (`next`), then the graph, then the stamp again; the graph in place
+is described by one or the other. Its stamp records the graph file's size and CRC-32: a reader
+checks the size (a reader maps the graph, and usearch does not check a mapped file, so a
+damaged one could crash it), the builder and `gitmem doctor` the checksum.
 
 usearch is optional (`pip install 'gitmem[scale]'`): without it every store is ranked exactly,
 as before. This module is its only importer.
@@ -32,7 +47,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,27 +55,40 @@ from gitmem.atomic import replace_file
 from gitmem.index.verify import crc32
 
 __all__ = [
+    "LAZY_ROWS",
     "THRESHOLD",
     "Graph",
+    "Outcome",
+    "Prepared",
     "available",
     "check",
     "drop",
     "graph_paths",
+    "install",
     "open_graph",
-    "refresh",
+    "plan",
+    "prepare",
 ]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
 THRESHOLD = 200_000
-_KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
-_VERSION = 2  # 2: the graph file's size and CRC-32
+KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
+_VERSION = 2  # 2: the graph file's size and CRC-32 (and, optional, the `next` one)
+# Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
+# lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
+# recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows, over
+# the 0.98 bar; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
 _CONNECTIVITY = 16
-_EXPANSION_ADD = 128
+_EXPANSION_ADD = 64
 # How far the search looks. On the benchmark's vectors (docs/benchmarks.md, "A million
 # records") recall@10 against exact at 128 / 256 / 512 was 0.981 / 0.996 / 0.999 for 50k rows
 # and 0.953 / 0.981 / 0.991 for 200k (4.7 ms a query at 512, loaded host): it falls as rows grow.
 _EXPANSION_SEARCH = 512
+# Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
+# starts the builder to bring it further: readers rank those appended rows exactly and filter
+# the dead ones, ~2 ms at this many.
+LAZY_ROWS = 16_384
 
 
 def available() -> bool:
@@ -85,6 +113,16 @@ class Stamp:
     removed: int  # how many of those were dead, and removed, when it was saved
     size: int  # of the graph file, in bytes
     crc: int  # its CRC-32
+    next: tuple[int, int, int, int] | None = None  # (covered, removed, size, crc) being saved
+
+    def record(self) -> dict[str, Any]:
+        out = {"version": _VERSION, "vectors": self.vectors, "dim": self.dim}
+        out |= {"covered": self.covered, "removed": self.removed}
+        out |= {"size": self.size, "crc": self.crc}
+        return out if self.next is None else out | {"next": list(self.next)}
+
+
+_FIELDS = ("covered", "removed", "size", "crc")
 
 
 def _read_stamp(path: Path) -> Stamp | None:
@@ -92,10 +130,35 @@ def _read_stamp(path: Path) -> Stamp | None:
         data = json.loads(path.read_text())
         if data.get("version") != _VERSION:
             return None
-        fields = ("dim", "covered", "removed", "size", "crc")
-        return Stamp(str(data["vectors"]), *(int(data[f]) for f in fields))
-    except (OSError, ValueError, KeyError, TypeError):
+        then = data.get("next")
+        after = None if then is None else (int(then[0]), int(then[1]), int(then[2]), int(then[3]))
+        covered, removed, size, crc = (int(data[f]) for f in _FIELDS)
+        return Stamp(str(data["vectors"]), int(data["dim"]), covered, removed, size, crc, after)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def _describing(path: Path, stamp: Stamp, *, checksum: bool) -> Stamp | None:
+    """The stamp that describes the graph file at `path`: `stamp`, or the one it says was
+    being saved (`next`) when the save stopped between the graph and its stamp; None when
+    neither does (by size; by CRC-32 too when `checksum`). When both have the size, the one
+    covering fewer rows: a reader then ranks the rows between exactly."""
+    try:
+        size = path.stat().st_size
+        crc = crc32(path) if checksum else None
+    except OSError:
+        return None
+    for candidate in (stamp, _advanced(stamp)):
+        if candidate is not None and candidate.size == size and crc in (None, candidate.crc):
+            return candidate
+    return None
+
+
+def _advanced(stamp: Stamp) -> Stamp | None:
+    if stamp.next is None:
+        return None
+    covered, removed, size, crc = stamp.next
+    return Stamp(stamp.vectors, stamp.dim, covered, removed, size, crc)
 
 
 class Graph:
@@ -121,16 +184,14 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     stamp = _read_stamp(stamp_path)
     if stamp is None or stamp.vectors != vectors_name or stamp.dim != dim:
         return None
-    try:
-        if path.stat().st_size != stamp.size:
-            return None
-    except OSError:
+    described = _describing(path, stamp, checksum=False)
+    if described is None:
         return None
     index = _load(path, view=True)
     if index is None or index.ndim != dim:
         return None
     index.expansion_search = _EXPANSION_SEARCH
-    return Graph(index, stamp)
+    return Graph(index, described)
 
 
 def _load(path: Path, *, view: bool) -> Any:
@@ -155,82 +216,55 @@ def _new(dim: int) -> Any:
     )
 
 
-def refresh(root: Path, vectors_name: str, matrix: Any, dead: Any) -> str | None:
-    """Bring the graph of the vector file `vectors_name` up to `matrix` (its live part, rows
-    by number, numpy) with `dead` (a boolean array, True for each dead row): add the rows
-    appended since, remove the rows that died since. A writer's step, under the index lock.
-    Returns a notice when the graph was built anew because the one there could not be used.
-    A graph is built from THRESHOLD live rows and removed below `_KEEP` x THRESHOLD, so that
-    records come and go around the threshold without a whole graph built each time. Without
-    usearch it leaves the graph as it is, for the install that built it (readers here rank
-    exactly; rows it lags behind are ranked exactly beside it there)."""
+@dataclass(frozen=True)
+class Outcome:
+    """What a writer's `plan` found: a notice to give, and whether the builder is wanted."""
+
+    notice: str | None = None
+    build: bool = False
+
+
+def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outcome:
+    """A writer's step, under the index lock, for the vector file `vectors_name` of `rows` rows
+    with `dead` (a boolean array, True for each dead row): remove graphs that must go, and say
+    whether the builder should bring the graph up (none yet, unusable, or more than
+    `LAZY_ROWS` behind). It reads the graph's size and header, never the whole graph.
+    A graph is wanted from THRESHOLD live rows and kept down to `KEEP` x THRESHOLD, so that
+    records come and go around the threshold without a whole graph built each time; a
+    compaction's new vector file keeps that (the graph of the old one counts). Without usearch
+    it leaves the graph as it is, for the install that built it (readers here rank exactly)."""
     path, stamp_path = graph_paths(root, vectors_name)
-    _drop_others(root, path, stamp_path)
-    rows, dim = matrix.shape
-    live = rows - int(dead.sum())
+    had = _drop_others(root, path, stamp_path) or stamp_path.exists()
+    live = rows - int(dead[:rows].sum())
     if not available():
-        return None
-    if live < _KEEP * THRESHOLD or (live < THRESHOLD and not stamp_path.exists()):
+        return Outcome()
+    if live < KEEP * THRESHOLD or (live < THRESHOLD and not had):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)
-        return None
+        return Outcome()
     stamp = _read_stamp(stamp_path)
-    intact = stamp is not None and _intact(path, stamp)
-    if intact and stamp is not None and _lazy(path, stamp, rows, dead, dim):
-        return None
-    index, said = None, None
     if stamp is not None and stamp.vectors == vectors_name and stamp.dim == dim:
-        index = _load(path, view=False) if intact else None
-        if index is None or stamp.covered > rows or len(index) > rows:
-            said = f"the search index's vector graph {path.name} is damaged; building it again"
-            index = None
+        described = _describing(path, stamp, checksum=False)
+        if described is not None and described.covered <= rows and _header(path, dim):
+            return Outcome(build=not _near(described, rows, dead))
+        said = f"the search index's vector graph {path.name} is damaged"
     elif path.exists() or stamp_path.exists():
-        said = f"the search index's vector graph {path.name} is out of date; building it again"
-    if index is None:
-        index, stamp = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0)
-    assert stamp is not None
-    gone = dead[: stamp.covered].nonzero()[0].astype("uint64")
-    changed = False
-    if len(gone) != stamp.removed:  # keys removed before are skipped by usearch
-        index.remove(gone)
-        changed = True
-    for start in range(stamp.covered, rows, _ADD_BATCH):
-        stop = min(start + _ADD_BATCH, rows)
-        keys = ((~dead[start:stop]).nonzero()[0] + start).astype("uint64")
-        if len(keys) and stamp.covered:  # a stamp behind its graph (not written after it)
-            keys = keys[~index.contains(keys)]
-        if len(keys):
-            index.add(keys, matrix[keys], threads=1)  # one thread: the same graph everywhere
-        changed = True
-    if changed or not path.exists():
-        size, crc = _save(index, path)
-        record = {
-            "version": _VERSION,
-            "vectors": vectors_name,
-            "dim": dim,
-            "covered": rows,
-            "removed": int(dead[:rows].sum()),
-            "size": size,
-            "crc": crc,
-        }
-        replace_file(stamp_path, json.dumps(record))
-    return said
+        said = f"the search index's vector graph {path.name} is out of date"
+    else:
+        return Outcome(build=True)
+    path.unlink(missing_ok=True)  # never mapped by a reader again
+    stamp_path.unlink(missing_ok=True)
+    return Outcome(f"{said}; building it again in the background", build=True)
 
 
-_ADD_BATCH = 65_536
-# Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
-# loads, updates and saves it again: readers rank those appended rows exactly and filter the
-# dead ones, ~2 ms at this many, while loading and saving the graph of a million rows is
-# seconds, more than a catch-up's budget.
-LAZY_ROWS = 16_384
-
-
-def _lazy(path: Path, stamp: Stamp, rows: int, dead: Any, dim: int) -> bool:
-    """Whether the saved graph is near enough (and readable, by its header) to leave as is."""
-    if stamp.covered > rows or rows - stamp.covered > LAZY_ROWS:
+def _near(stamp: Stamp, rows: int, dead: Any) -> bool:
+    """Whether a graph saved as `stamp` is near enough to `rows` rows to leave as is."""
+    if rows - stamp.covered > LAZY_ROWS:
         return False
-    if int(dead[: stamp.covered].sum()) - stamp.removed > LAZY_ROWS:
-        return False
+    return int(dead[: stamp.covered].sum()) - stamp.removed <= LAZY_ROWS
+
+
+def _header(path: Path, dim: int) -> bool:
     from usearch.index import Index
 
     try:
@@ -240,24 +274,79 @@ def _lazy(path: Path, stamp: Stamp, rows: int, dead: Any, dim: int) -> bool:
     return header is not None and header.get("dimensions") == dim
 
 
-def _save(index: Any, path: Path) -> tuple[int, int]:
-    """Write the graph to `path` whole or not at all; its size and CRC-32."""
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+@dataclass(frozen=True)
+class Prepared:
+    """A graph saved to a temporary file, waiting for `install`."""
+
+    temporary: Path
+    base: Stamp | None  # the stamp it was made from (None: made anew)
+    made: Stamp
+    notice: str | None
+
+
+def prepare(
+    root: Path, vectors_name: str, matrix: Any, dead: Any, *, threads: int
+) -> Prepared | None:
+    """The builder's step, outside the index lock: the graph of `vectors_name` brought up to
+    `matrix` (its rows by number, numpy) and `dead`, saved to a temporary file; None when the
+    graph in place is already there. Loads the graph in place when its checksum holds, else
+    makes one anew from every live row."""
+    path, stamp_path = graph_paths(root, vectors_name)
+    rows, dim = matrix.shape
+    base = _read_stamp(stamp_path)
+    index, notice = None, None
+    described = None if base is None else _describing(path, base, checksum=True)
+    if base is not None and base.vectors == vectors_name and base.dim == dim:
+        index = None if described is None or described.covered > rows else _load(path, view=False)
+        if index is None or len(index) > rows:
+            notice = f"the search index's vector graph {path.name} is damaged; built it again"
+            index, described = None, None
+    if index is None:
+        index, described = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0)
+    assert described is not None
+    removed = int(dead[:rows].sum())
+    if described.covered == rows and described.removed == removed and described.size:
+        return None
+    gone = dead[: described.covered].nonzero()[0].astype("uint64")
+    if len(gone) != described.removed:  # keys removed before are skipped by usearch
+        index.remove(gone)
+    for start in range(described.covered, rows, _ADD_BATCH):
+        stop = min(start + _ADD_BATCH, rows)
+        keys = ((~dead[start:stop]).nonzero()[0] + start).astype("uint64")
+        if len(keys):
+            index.add(keys, matrix[keys], threads=threads)
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        index.save(str(tmp))
-        made = tmp.stat().st_size, crc32(tmp)
-        os.replace(tmp, path)
+        index.save(str(temporary))
+        size, crc = temporary.stat().st_size, crc32(temporary)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    made = Stamp(vectors_name, dim, rows, removed, size, crc)
+    return Prepared(temporary, base, made, notice)
+
+
+_ADD_BATCH = 65_536
+
+
+def install(root: Path, prepared: Prepared) -> bool:
+    """Put a prepared graph in place, under the index lock; whether it was (not when its
+    stamp changed since `prepare` read it: another builder's, or a writer removed it).
+    The stamp is written first naming the new graph as `next`, so that a crash between the
+    two leaves a graph its stamp describes."""
+    path, stamp_path = graph_paths(root, prepared.made.vectors)
+    try:
+        if _read_stamp(stamp_path) != prepared.base:
+            return False
+        made = prepared.made
+        if prepared.base is not None:
+            then = (made.covered, made.removed, made.size, made.crc)
+            replace_file(stamp_path, json.dumps(replace(prepared.base, next=then).record()))
+        os.replace(prepared.temporary, path)
+        replace_file(stamp_path, json.dumps(made.record()))
+        return True
     finally:
-        tmp.unlink(missing_ok=True)
-    return made
-
-
-def _intact(path: Path, stamp: Stamp) -> bool:
-    """Whether the graph file is the one its stamp describes (size, then CRC-32)."""
-    try:
-        return path.stat().st_size == stamp.size and crc32(path) == stamp.crc
-    except OSError:
-        return False
+        prepared.temporary.unlink(missing_ok=True)
 
 
 def check(root: Path) -> list[str]:
@@ -272,7 +361,7 @@ def check(root: Path) -> list[str]:
     for stem in sorted(stems):
         path = root / f"{stem}.usearch"
         stamp = _read_stamp(root / f"{stem}.json")
-        if stamp is None or not _intact(path, stamp):
+        if stamp is None or _describing(path, stamp, checksum=True) is None:
             problems.append(
                 f"vector graph {path.name} does not match its stamp (damaged, or from an earlier"
                 " gitmem): it is ignored, and the next catch-up builds it again"
@@ -288,8 +377,12 @@ def drop(root: Path, err: Exception) -> str:
     return f"the search index's vector graph could not be updated ({err}); ranking exactly"
 
 
-def _drop_others(root: Path, keep: Path, keep_stamp: Path) -> None:
-    """Graphs of vector files no longer in place (a compaction renamed it)."""
+def _drop_others(root: Path, keep: Path, keep_stamp: Path) -> bool:
+    """Remove the graphs of vector files no longer in place (a compaction renamed it);
+    whether there were any."""
+    found = False
     for old in root.glob("ann-*"):
         if old not in (keep, keep_stamp) and ".tmp-" not in old.name:
             old.unlink(missing_ok=True)
+            found = True
+    return found

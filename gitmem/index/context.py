@@ -26,15 +26,36 @@ from gitmem.index.textindex import TextIndex
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["SOURCES", "filling", "open_parts", "rewrite"]
+__all__ = ["SOURCES", "filling", "open_parts", "rewrite", "source_prior"]
 
 SOURCES = "sources"
+SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
 _SPILL = "documents.spill"  # a full build's documents, waiting for every record's facts
 
 
 def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
     """The facts (read-only) and the sources' index of the build in `root`."""
     return Neighbours(root / FILE, readonly=True), TextIndex.open(root / SOURCES)
+
+
+def source_prior(
+    facts: Neighbours, sources: TextIndex, query: str, ids: Sequence[str]
+) -> dict[str, float]:
+    """For each of `ids` whose source's document matches `query`: how much of the query that
+    document matches, in (0, 1]: its BM25 over the query's ceiling in the sources' index (what
+    a document holding every query term once would score), capped at 1 (docs/search.md, "the
+    source prior"). Absolute, not relative to the best source: a query that no source matches
+    as a whole (a paraphrase, whose words are scattered over every day's notes) lifts nothing
+    much, where over the best source's BM25 it lifted the best of the noise by the most."""
+    ceiling = sources.ceiling(query)
+    if ceiling <= 0:
+        return {}
+    share = {
+        hit.id: min(1.0, hit.score / ceiling)
+        for hit in sources.search(query, SOURCES_DEPTH)
+        if hit.score > 0
+    }
+    return {rid: share[s] for rid, s in facts.sources(ids).items() if s in share}
 
 
 @contextmanager

@@ -5,7 +5,9 @@ Layout under the store's `.gitmem/`:
     index/catalog.sqlite   records (for filters and display), vector rows, the stamp
     index/text/            the keyword index (tantivy)
     index/vectors.f32      chunk vectors (only when an embedding model is loaded)
+    index/ann-*.usearch    a large index's vector graph and its stamp (gitmem.index.ann)
     index.lock             held by whoever updates or rebuilds
+    graph.lock             held by the vector graph's builder (gitmem.index.annbuild)
 
 Before a read, `Index` opens the parts of the build in place, checks that they belong to one
 build, and catches up with HEAD under the lock (the writing is gitmem.index.catchup's: apply the
@@ -19,15 +21,15 @@ The semantic half is gitmem.index.semantic's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.index import verify
 from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
-from gitmem.index.context import open_parts
+from gitmem.index.context import open_parts, source_prior
 from gitmem.index.diskfull import translated
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.neighbours import Neighbours
@@ -48,7 +50,6 @@ __all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "da
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
-_SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
 
 
 class IndexedStore(Protocol):
@@ -103,6 +104,10 @@ class Index:
         self._scoring_cache: dict[str, tuple[int, float]] = {}
         self._semantic: SemanticHalf | None = None  # made for the build opened, on first use
         self._loaded_generation = -1
+        # Whether a write wants the vector graph's builder (gitmem.index.annbuild), and
+        # whether to start it detached (off: the caller runs `build_graph` itself).
+        self._graph_wanted = False
+        self.graph_later = True
 
     @property
     def model_name(self) -> str:
@@ -132,7 +137,7 @@ class Index:
         if not self.catch_up:
             raise IndexNotCurrent(f"the search index in {self.root} does not mirror HEAD")
         head = self.store.head()
-        with self._locked():
+        with self._writing():
             self._clear_dead_builds()
             problem = self._load()
             if problem is not None:
@@ -150,7 +155,7 @@ class Index:
             self._refresh_readers(self._stamp())
 
     def rebuild(self, progress: Progress | None = None) -> None:
-        with self._locked():
+        with self._writing():
             self._clear_dead_builds()
             self._rebuild(progress)
             self._refresh_readers(self._stamp())  # under the lock: no rebuild lands meanwhile
@@ -160,7 +165,7 @@ class Index:
         The quick checks at open (gitmem.index.verify) cannot see every damage; a read
         that meets it ends up here through its caller (gitmem.api.Store.recall)."""
         reason = getattr(damage, "reason", "") or str(damage) or type(damage).__name__
-        with self._locked():
+        with self._writing():
             self._clear_dead_builds()
             self.notices.append(f"search index is damaged ({reason}); rebuilding it from git")
             self._rebuild(None)
@@ -274,28 +279,38 @@ class Index:
         self._refresh_graph()
 
     def _refresh_graph(self) -> None:
-        """Keep a large index's vector graph current (gitmem.index.ann; under the lock)."""
+        """Look at a large index's vector graph (gitmem.index.annbuild.plan; under the lock):
+        note whether the builder is wanted, which `_writing` starts once the lock is released."""
         vectors = self._vectors_file()
         if vectors is None or self._catalog is None:
             return
-        from gitmem.index.ann import THRESHOLD
+        from gitmem.index.annbuild import plan
 
-        catalog = self._catalog
-        live = catalog.live_rows()
-        if live < THRESHOLD and not any(self.root.glob("ann-*")):
-            return  # a small index, ranked exactly, never had a graph
-        from gitmem.index.vectors import refresh_graph
+        outcome = plan(self.root, vectors, self._catalog)
+        self.notices.extend([outcome.notice] if outcome.notice else [])
+        self._graph_wanted = self._graph_wanted or outcome.build
 
-        stored = catalog.row_facts()
-        parts = None if stored is None else stored.facts.parts
-        try:
-            said = refresh_graph(self.root, vectors, parts, catalog.next_row(), live)
-        except Exception as err:  # a cache must never fail a recall
-            from gitmem.index.ann import drop
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The index lock, and after it the vector graph's builder when a write wanted it
+        (gitmem.index.annbuild): detached, or left to `build_graph` when `graph_later` is off."""
+        self._graph_wanted = False
+        with self._locked():
+            yield
+        if self._graph_wanted and self.graph_later and self.model is not None:
+            from gitmem.index import annbuild
 
-            said = drop(self.root, err)
-        if said:
-            self.notices.append(said)
+            annbuild.start(self.root, self.model.dim)
+
+    def build_graph(self) -> str:
+        """Build the vector graph a write wanted now, in this process, outside the index lock
+        (`gitmem rebuild --wait-graph`; waits for a builder at work first); what was done."""
+        from gitmem.index import annbuild
+
+        wanted, self._graph_wanted = self._graph_wanted, False
+        if self.model is None or not (wanted or annbuild.running(self.root)):
+            return "no vector graph wanted"
+        return annbuild.build(self.root, self.model.dim, wait=True)
 
     def _writer(self) -> CatchUp:
         from gitmem.index.catchup import CatchUp  # here: a recall of a current index never writes
@@ -368,16 +383,10 @@ class Index:
                 hits = self._text.search(query, want, allowed, context=context)
 
     def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """For each of `ids` whose source's document matches `query`: that source's BM25 over
-        the best source's, in (0, 1] (docs/search.md, "the source prior")."""
+        """gitmem.index.context.source_prior over this index's sources."""
         facts, sources = self._context_parts()
         with verify.text_damage():
-            found = sources.search(query, _SOURCES_DEPTH)
-        best = max((hit.score for hit in found), default=0.0)
-        if best <= 0:
-            return {}
-        share = {hit.id: hit.score / best for hit in found}
-        return {rid: share[s] for rid, s in facts.sources(ids).items() if s in share}
+            return source_prior(facts, sources, query, ids)
 
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         """What the context field added to each of `ids`' keyword score (for --explain)."""
@@ -449,6 +458,8 @@ class Index:
         return out
 
     def stats(self) -> dict[str, Any]:
+        from gitmem.index import annbuild
+
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         assert self._catalog is not None
         return {
@@ -457,4 +468,5 @@ class Index:
             "vectors": self._catalog.live_rows(),
             "model": self.model_name or None,
             "bytes": size,
+            "graph": annbuild.state(self.root, self._graph_wanted),
         }

@@ -3,9 +3,9 @@
 
 A record's neighbours are HEAD's active records (a superseded one is nobody's neighbour, a
 forgotten one is gone): the `WINDOW` records before it and after it in its `source` ordered by
-(created, id), then the records it links to and that link to it, the `PARTNERS` most recent
-(by created, then id; a record linked by thousands would otherwise carry all their leads).
-Each lends its lead:
+(created, id), of those written within `SPAN` seconds of it, then the records it links to and
+that link to it, the `PARTNERS` most recent (by created, then id; a record linked by
+thousands would otherwise carry all their leads). Each lends its lead:
 the first `LEAD_WORDS` words of its title, abstract and body. A record that is not active, or
 has no neighbours, has no context. A source's document is the leads of all its records, in
 that order. Both are pure functions of HEAD's active records, which this table holds (SQLite,
@@ -25,10 +25,13 @@ from gitmem.index.stamp import readonly_uri
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["FILE", "LEAD_WORDS", "PARTNERS", "WINDOW", "Neighbours", "lead"]
+__all__ = ["FILE", "LEAD_WORDS", "PARTNERS", "SPAN", "WINDOW", "Neighbours", "lead"]
 
 FILE = "neighbours.sqlite"
 WINDOW = 2  # records before and after in the same source
+# ... written within this many seconds of it: a burst of work (a conversation, what a session
+# left behind), not the same source's notes hours or days apart (docs/search.md, "Context").
+SPAN = 30 * 60
 LEAD_WORDS = 40
 PARTNERS = 8  # link partners that lend their lead: the most recent
 _SUPERSEDED = "superseded"
@@ -150,7 +153,11 @@ class Neighbours:
                 return ""
             source, at = sources[rid], where[rid]
             run = runs[source] if source else []
-            window = [*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW]]
+            window = [
+                n
+                for n in (*run[max(0, at - WINDOW) : at], *run[at + 1 : at + 1 + WINDOW])
+                if abs(created[n] - created[rid]) <= SPAN
+            ]
             near = [*window, *_latest(partners.get(rid, set()) - set(window), created)]
             return "\n".join(leads[n] for n in near if leads[n])
 
@@ -172,20 +179,23 @@ class Neighbours:
         return "\n".join(text for (text,) in rows)
 
     def _window(self, rid: str) -> list[str]:
-        """The WINDOW active records before `rid` and after it in its source, in order."""
+        """The WINDOW active records before `rid` and after it in its source, in order, of
+        those within SPAN seconds of it. A symmetric relation: in a run ordered by time, the
+        records within SPAN of `rid` are next to it, so one farther off never displaces one
+        nearer (what `around` relies on)."""
         row = self._db.execute("SELECT source, created FROM facts WHERE id = ?", (rid,)).fetchone()
         if row is None or not row[0]:
             return []
         source, created = row
         before = self._db.execute(
-            "SELECT id FROM facts WHERE source = ? AND (created, id) < (?, ?)"
+            "SELECT id FROM facts WHERE source = ? AND (created, id) < (?, ?) AND created >= ?"
             " ORDER BY created DESC, id DESC LIMIT ?",
-            (source, created, rid, WINDOW),
+            (source, created, rid, created - SPAN, WINDOW),
         ).fetchall()
         after = self._db.execute(
-            "SELECT id FROM facts WHERE source = ? AND (created, id) > (?, ?)"
+            "SELECT id FROM facts WHERE source = ? AND (created, id) > (?, ?) AND created <= ?"
             " ORDER BY created, id LIMIT ?",
-            (source, created, rid, WINDOW),
+            (source, created, rid, created + SPAN, WINDOW),
         ).fetchall()
         return [i for (i,) in reversed(before)] + [i for (i,) in after]
 

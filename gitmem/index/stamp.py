@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["CATALOG", "CATALOG_SCHEMA", "TAG_SEP", "catalog_stamp", "connect", "readonly_uri"]
 
 CATALOG = ".gitmem/index/catalog.sqlite"  # under the store's root
-CATALOG_SCHEMA = "2"  # what the catalog's meta says under "schema"; another is rebuilt (2: context)
+CATALOG_SCHEMA = "3"  # the catalog meta's "schema"; another is rebuilt (2: context, 3: its SPAN)
 TAG_SEP = "\x1f"  # joins a record's tags in the catalog, and starts and ends them
 
 

@@ -29,7 +29,6 @@ __all__ = [
     "help_products",
     "normalise",
     "query_row",
-    "refresh_graph",
     "top_rows",
 ]
 
@@ -222,22 +221,6 @@ class GraphRanking:
         if order.size > k:  # the k best and any that tie with the k-th
             order = order[scores[order] >= scores[order[k - 1]]]
         return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
-
-
-def refresh_graph(
-    root: Path, vectors: VectorFile, parts: Mapping[str, Any] | None, rows: int, live: int
-) -> str | None:
-    """Bring the vector graph (gitmem.index.ann) up to the first `rows` rows of `vectors`,
-    with `parts` the catalog's row facts (RowFacts.parts); a notice if it had to be built
-    anew. Nothing to do (and nothing read) for a small index that never had one."""
-    from gitmem.index import ann
-
-    if live < ann.THRESHOLD and not any(root.glob("ann-*")):
-        return None
-    facts = None if parts is None else RowArrays.of(parts, rows, lambda rows: [])
-    if facts is None:  # no row facts (an older gitmem's catalog): exact until they are
-        return None
-    return ann.refresh(root, vectors.path.name, vectors.matrix(rows), facts.dead)
 
 
 _SAMPLE_STEP = 16

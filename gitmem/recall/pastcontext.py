@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.index.build import IndexDoc, text_doc
-from gitmem.index.context import filling, open_parts
+from gitmem.index.context import filling, open_parts, source_prior
 from gitmem.index.textdoc import TextFields, text_fields
 from gitmem.index.textindex import TextIndex
 from gitmem.store.recordfile import parse
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PastText", "Versions"]
 
-SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores, as at HEAD
 _KEPT = 30_000  # versions kept made in memory, a few KB each
 Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
 
@@ -93,12 +92,7 @@ class PastText:
 
     def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
         """As the HEAD index's (gitmem.index.index.Index.source_prior), over the view."""
-        found = self.sources.search(query, SOURCES_DEPTH)
-        best = max((hit.score for hit in found), default=0.0)
-        if best <= 0:
-            return {}
-        share = {hit.id: hit.score / best for hit in found}
-        return {rid: share[s] for rid, s in self.facts.sources(ids).items() if s in share}
+        return source_prior(self.facts, self.sources, query, ids)
 
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         return self.text.context_scores(query, ids, weight)

@@ -29,102 +29,44 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-import struct
 import time
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
 from gitmem.store import sharedindex
+from gitmem.store.indexfile import (
+    EXTENDED,
+    FIXED,
+    NO_BITMAPS,
+    NULL,
+    STAT,
+    Entry,
+    IndexFile,
+    IndexUnreadable,
+    encode,
+    entry_bytes,
+    entry_for,
+    parse,
+    read,
+    with_entries,
+)
 
-__all__ = ["FOLD_AT", "Entry", "IndexFile", "entry_for", "merged", "read", "stage", "staged_id"]
+__all__ = [
+    "FOLD_AT",
+    "Entry",
+    "IndexFile",
+    "IndexUnreadable",
+    "entry_for",
+    "merged",
+    "read",
+    "stage",
+    "staged_id",
+]
 
 FOLD_AT = 1000  # entries the split part may hold before a write folds them into a new shared file
 LOCK_WAIT = 2.0  # seconds a write waits for a git command's index.lock before it gives up
-
-_HEADER = struct.Struct(">4sII")
-_STAT = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
-_FIXED = 62  # the stat data (40 bytes), the object id (20) and the flags (2)
-_EXTENDED = 0x4000
-_NAME = 0xFFF
-_NULL = bytes(20)
-_U32 = 0xFFFFFFFF
-_FILE_MODE = 0o100644  # what gitmem's trees say of every file it writes
-# The link extension's delete and replace bitmaps, both empty: git reads them unconditionally
-# once a shared index is named (a link without them makes git 2.39 crash).
-_NO_BITMAPS = struct.pack(">IIQI", 0, 1, 0, 0) * 2
-
-
-class IndexUnreadable(GitmemError):
-    """The git index is in a form or a state this module does not read."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One index entry: its path and its fixed part (the stat data, the object id, the flags
-    and, if the extended bit is set, the extended flags), as git writes them."""
-
-    path: bytes
-    fixed: bytes
-
-    @property
-    def oid(self) -> bytes:
-        return self.fixed[40:60]
-
-    @property
-    def stage(self) -> int:
-        return (self.fixed[60] >> 4) & 3
-
-
-@dataclass(frozen=True, slots=True)
-class IndexFile:
-    """A parsed index file: its entries in file order and its `link` extension, if split."""
-
-    version: int
-    entries: list[Entry]
-    link: bytes | None
-
-    @property
-    def base(self) -> bytes | None:
-        return None if self.link is None else self.link[:20]
-
-    def bitmaps(self) -> tuple[list[int], list[int]]:
-        """The delete and the replace bitmap of the link extension, as positions."""
-        if self.link is None or len(self.link) == 20:
-            return [], []
-        deleted, at = _ewah(self.link, 20)
-        replaced, _ = _ewah(self.link, at)
-        return deleted, replaced
-
-
-def entry_for(path: str, oid: bytes, st: os.stat_result) -> Entry:
-    """The entry git would write for a file of these stat data holding object `oid`."""
-    name = path.encode()
-    stat = _STAT.pack(
-        (st.st_ctime_ns // 1_000_000_000) & _U32,
-        st.st_ctime_ns % 1_000_000_000,
-        (st.st_mtime_ns // 1_000_000_000) & _U32,
-        st.st_mtime_ns % 1_000_000_000,
-        st.st_dev & _U32,
-        st.st_ino & _U32,
-        _FILE_MODE,
-        st.st_uid & _U32,
-        st.st_gid & _U32,
-        st.st_size & _U32,
-    )
-    return Entry(name, stat + oid + min(len(name), _NAME).to_bytes(2, "big"))
-
-
-def read(path: Path) -> IndexFile | None:
-    """The index file at `path`, or None if there is none."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    return _parse(data, path)
 
 
 def merged(git_dir: Path, index: IndexFile | None) -> list[Entry]:
@@ -141,7 +83,7 @@ def merged(git_dir: Path, index: IndexFile | None) -> list[Entry]:
         entries[pos] = Entry(new.path or entries[pos].path, new.fixed)
     gone = set(deleted)
     entries = [e for i, e in enumerate(entries) if i not in gone]
-    return _sorted(entries, index.entries[len(replaced) :])
+    return with_entries(entries, index.entries[len(replaced) :])
 
 
 def staged_id(git_dir: Path, path: str) -> bytes | None:
@@ -151,16 +93,20 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
         raw = (git_dir / "index").read_bytes()
     except FileNotFoundError:
         return None
-    starts = sharedindex.plain(raw)
-    if starts is not None:
-        fixed = sharedindex.find(raw, name, starts)
+    laid = sharedindex.layout(raw)
+    if laid is not None and _unmarked(laid[1]):  # plain, or split with no bitmaps: bisected
+        starts, link = laid
+        fixed = sharedindex.find(raw, name, starts)  # the split part overrides the shared one
+        if fixed is None and link is not None and link[:20] != NULL:
+            shared = _find_shared(git_dir, IndexFile(2, [], link), name)
+            fixed = None if shared is None else shared.fixed
         return None if fixed is None or Entry(name, fixed).stage else Entry(name, fixed).oid
-    index = _parse(raw, git_dir / "index")
+    index = parse(raw, git_dir / "index")
     if index.link is None or not any(index.bitmaps()):
         for entry in reversed(index.entries):  # the split part overrides the shared one
             if entry.path == name:
                 return entry.oid if entry.stage == 0 else None
-        if index.base is None or index.base == _NULL:
+        if index.base is None or index.base == NULL:
             return None
         found = _find_shared(git_dir, index, name)
         return None if found is None or found.stage else found.oid
@@ -187,7 +133,7 @@ def stage(
         try:
             data, shared, before = _restaged(git_dir, changes, split, root or git_dir.parent)
             if shared is not None:
-                _write_shared(git_dir, shared)
+                sharedindex.write_shared(git_dir, shared)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -200,7 +146,7 @@ def stage(
             raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
         raise
     if shared is not None:  # only now is the shared index the old index named unused
-        _remove_old_shared(git_dir, keep=shared[-20:], left=before)
+        sharedindex.remove_unused(git_dir, keep=shared[-20:], left=before)
 
 
 # --- building an index file -----------------------------------------------------------------
@@ -218,19 +164,67 @@ def _restaged(
             raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split), None)
-    starts = sharedindex.plain(raw)
+    laid = sharedindex.layout(raw)
+    if split and laid is not None and laid[1] is not None and _unmarked(laid[1]):
+        within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
+        if within is not None:
+            return within, None, None
+    starts = None if laid is None or laid[1] is not None else laid[0]
     if starts is None:
-        current = _parse(raw, path)
+        current = parse(raw, path)
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
         return (*_staged(git_dir, current, changes, split, since), current.base)
     spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
-        spliced.update({p.encode(): None if e is None else _bytes(e) for p, e in changes.items()})
+        spliced.update(
+            {p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()}
+        )
         return sharedindex.splice(raw, spliced, starts), None, None
-    spliced.update(dict.fromkeys((p.encode() for p in changes), None))
+    spliced.update(
+        {p.encode(): None if e is None or _fresh(e) else entry_bytes(e) for p, e in changes.items()}
+    )
     shared = sharedindex.splice(raw, spliced, starts)
-    return _split_part(shared, changes.values()), shared, None
+    return _split_part(shared, filter(_fresh, changes.values())), shared, None
+
+
+def _within(
+    git_dir: Path,
+    raw: bytes,
+    starts: list[int],
+    link: bytes,
+    changes: Mapping[str, Entry | None],
+    since: int,
+    root: Path,
+) -> bytes | None:
+    """The split part `raw` (entries at `starts`, no bitmaps) with `changes` spliced in as
+    bytes and its racily clean entries smudged (`_smudged_plain`), as `_staged` would write
+    it without folding; None if this write must fold: the result would hold more than
+    FOLD_AT entries, the shared index is missing, or a path it removes is in it. A write
+    costs a walk of the split part's entry boundaries, not a Python object per entry."""
+    base = link[:20]
+    updates = {path.encode(): entry for path, entry in changes.items()}
+    if base != NULL:
+        if not (git_dir / f"sharedindex.{base.hex()}").exists():
+            return None
+        named = IndexFile(2, [], link)
+        if any(_find_shared(git_dir, named, p) for p, e in updates.items() if e is None):
+            return None
+    spliced = _smudged_plain(root, raw, starts, since, set(updates))
+    spliced.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
+    link_out = base + NO_BITMAPS
+    data = sharedindex.splice(raw, spliced, starts, b"link" + _u32(len(link_out)) + link_out)
+    return None if int.from_bytes(data[8:12]) > FOLD_AT else data
+
+
+def _unmarked(link: bytes | None) -> bool:
+    """Whether an index of this `link` (None: a plain index) has no delete or replace
+    bitmap: its entries are all its own, in git's order."""
+    return link is None or not any(IndexFile(2, [], link).bitmaps())
+
+
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
 
 
 def _staged(
@@ -252,49 +246,63 @@ def _staged(
         if e.path
         and not e.stage
         and e.path not in updates
-        and _STAT.unpack_from(e.fixed)[2] >= since > 0
+        and STAT.unpack_from(e.fixed)[2] >= since > 0
     ]
-    held = [*updates.values(), *racy]
+    held = [*filter(_fresh, updates.values()), *racy]
     base = None if current is None else current.base
     if split and current is not None and base is not None and not any(current.bitmaps()):
         kept = [e for e in current.entries if e.path not in updates]
         added = [e for e in updates.values() if e is not None]
         removed = [p for p, e in updates.items() if e is None]
         fits = len(kept) + len(added) <= FOLD_AT
-        if base == _NULL:
+        if base == NULL:
             shared_ok = True
         else:
             shared_ok = (git_dir / f"sharedindex.{base.hex()}").exists() and not any(
                 _find_shared(git_dir, current, p) for p in removed
             )
         if fits and shared_ok:
-            return _encode(_sorted(kept, added), base + _NO_BITMAPS), None
-    if split and current is not None and base not in (None, _NULL) and not any(current.bitmaps()):
-        spliced = _spliced(git_dir, current, {**updates, **{e.path: None for e in racy}})
+            return encode(with_entries(kept, added), base + NO_BITMAPS), None
+    if split and current is not None and base not in (None, NULL) and not any(current.bitmaps()):
+        settled = {p: None if _fresh(e) else e for p, e in updates.items()}
+        spliced = _spliced(git_dir, current, {**settled, **{e.path: None for e in racy}})
         if spliced is not None:
             return _split_part(spliced, held), spliced
     if not split:
         everything = [e for e in merged(git_dir, current) if e.path not in updates]
-        everything = _sorted(everything, [e for e in updates.values() if e is not None])
-        return _encode(everything, None), None
+        everything = with_entries(everything, [e for e in updates.values() if e is not None])
+        return encode(everything, None), None
     out = updates.keys() | {e.path for e in racy}
-    shared = _encode([e for e in merged(git_dir, current) if e.path not in out], None)
+    kept = [e for e in merged(git_dir, current) if e.path not in out]
+    older = [e for e in updates.values() if e is not None and not _fresh(e)]
+    shared = encode(with_entries(kept, older), None)
     return _split_part(shared, held), shared
 
 
+def _fresh(entry: Entry | None) -> bool:
+    """Whether an entry a fold writes stays in the split part (or, None, is gone): one whose
+    file's mtime is not two seconds older than now may still be racily clean against the
+    index about to be written, and the next write must check it (`_smudged`), which it does
+    not do for the shared index's entries. Older ones go into the shared index (an import's
+    thousands of files, but its last second's): they cannot be racy against any later index.
+    Two seconds, not one: the file system's clock may lag the process's by a tick."""
+    return entry is None or STAT.unpack_from(entry.fixed)[2] >= int(time.time()) - 1
+
+
 def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
-    """The small index over a fold's new shared index, holding the entries just written: a
-    fold keeps them out of the shared index, so that the next write still checks them for
-    racy timestamps (`_smudged`), which it does not do for the shared index's entries."""
-    return _encode(_sorted([], (e for e in written if e is not None)), shared[-20:] + _NO_BITMAPS)
+    """The small index over a fold's new shared index, holding the entries just written that
+    are `_fresh` (the caller's choice)."""
+    return encode(
+        with_entries([], (e for e in written if e is not None)), shared[-20:] + NO_BITMAPS
+    )
 
 
 def _spliced(
     git_dir: Path, current: IndexFile, updates: Mapping[bytes, Entry | None]
 ) -> bytes | None:
-    """The shared index with the split part folded in and `updates`' paths taken out, its
-    unchanged entries copied as bytes (gitmem.store.sharedindex); None if it is not of a form
-    that allows it."""
+    """The shared index with the split part folded in and `updates` put in (None: the path
+    taken out), its unchanged entries copied as bytes (gitmem.store.sharedindex); None if it
+    is not of a form that allows it."""
     if any(e.stage for e in current.entries):
         return None
     data = _shared_bytes(git_dir, current)
@@ -302,8 +310,8 @@ def _spliced(
         return None
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
         return None  # parsed whole, which names the damage
-    changes: dict[bytes, bytes | None] = {e.path: _bytes(e) for e in current.entries}
-    changes.update(dict.fromkeys(updates, None))  # the entries written: in the split part
+    changes: dict[bytes, bytes | None] = {e.path: entry_bytes(e) for e in current.entries}
+    changes.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
     return sharedindex.splice(data, changes)
 
 
@@ -315,7 +323,7 @@ def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> 
     would vouch for it. A file whose content is no longer the entry's object is smudged."""
     out = []
     for entry in entries:
-        stat = _STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
+        stat = STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
         # (a path left empty: git's replacement of a shared entry, which git checked itself)
         racy = stat[2] >= since > 0 and stat[9] and not entry.stage
         if racy and entry.path and entry.path not in skip:
@@ -338,83 +346,12 @@ def _smudged_plain(
     racy = []
     for at, following in pairwise(starts):
         if int.from_bytes(raw[at + 8 : at + 12]) >= since:
-            fixed = _FIXED + 2 if raw[at + 60] << 8 & _EXTENDED else _FIXED
+            fixed = FIXED + 2 if raw[at + 60] << 8 & EXTENDED else FIXED
             racy.append(Entry(raw[at + fixed : following].rstrip(b"\0"), raw[at : at + fixed]))
     smudged = _smudged(root, racy, since, skip)
-    return {new.path: _bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old}
-
-
-def _sorted(entries: list[Entry], added: Iterable[Entry]) -> list[Entry]:
-    """`entries` with `added` put in, each replacing its path's entry at its stage (a merged
-    entry replaces all stages of its path, as git's add_index_entry does), in git's order."""
-    by_key = {(e.path, e.stage): e for e in entries}
-    for entry in added:
-        if entry.stage == 0:
-            for other in (1, 2, 3):
-                by_key.pop((entry.path, other), None)
-        by_key[(entry.path, entry.stage)] = entry
-    return [by_key[key] for key in sorted(by_key)]
-
-
-def _encode(entries: list[Entry], link: bytes | None) -> bytes:
-    """An index file (version 2, or 3 if an entry has extended flags) of these entries and
-    that link extension, with its SHA-1 trailer."""
-    version = 3 if any(len(e.fixed) > _FIXED for e in entries) else 2
-    parts = [_HEADER.pack(b"DIRC", version, len(entries))]
-    parts += (_bytes(e) for e in entries)
-    if link is not None:
-        parts += (b"link", len(link).to_bytes(4, "big"), link)
-    body = b"".join(parts)
-    return body + hashlib.sha1(body).digest()
-
-
-def _bytes(entry: Entry) -> bytes:
-    """An entry as git lays it out in versions 2 and 3: the path's length in the flags, the
-    path, then NUL bytes up to a multiple of 8."""
-    flags = (int.from_bytes(entry.fixed[60:62]) & ~_NAME) | min(len(entry.path), _NAME)
-    head = entry.fixed[:60] + flags.to_bytes(2, "big") + entry.fixed[62:]
-    size = len(head) + len(entry.path)
-    return head + entry.path + bytes(8 - size % 8)
-
-
-def _write_shared(git_dir: Path, data: bytes) -> None:
-    """Write a shared index (named for its own trailer, so never changed once written),
-    synced before it is renamed in, and its sidecar of entry starts before it."""
-    name = f"sharedindex.{data[-20:].hex()}"
-    target = git_dir / name
-    if not target.exists():
-        tmp = git_dir / f"{name}.tmp-{os.getpid()}"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            sharedindex.write_offsets(git_dir, data)  # before the shared index: never stale
-            os.replace(tmp, target)
-        except BaseException as exc:
-            tmp.unlink(missing_ok=True)
-            if isinstance(exc, OSError) and exc.errno is not None:
-                raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
-            raise
-
-
-def _remove_old_shared(git_dir: Path, keep: bytes, left: bytes | None) -> None:
-    """Once the new index is in place: remove the shared indexes (and their sidecars) unused
-    for five minutes, none a git command could still be reading. The one the old index named
-    is kept and touched, so that it ages from now, when it stopped being used (as git does)."""
-    if left is not None and left != _NULL:
-        with suppress(OSError):
-            os.utime(git_dir / f"sharedindex.{left.hex()}")
-    old = time.time() - 300
-    kept = {f"sharedindex.{keep.hex()}"} | ({f"sharedindex.{left.hex()}"} if left else set())
-    for other in git_dir.glob("sharedindex.*"):
-        with suppress(OSError):
-            if other.name not in kept and other.stat().st_mtime < old:
-                other.unlink()
-    for sidecar in git_dir.glob("gitmem-offsets.*"):
-        shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
-        if not shared.exists() and ".tmp-" not in sidecar.name:
-            sidecar.unlink(missing_ok=True)
+    return {
+        new.path: entry_bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old
+    }
 
 
 def _lock(lock: Path) -> int:
@@ -435,14 +372,14 @@ def _lock(lock: Path) -> int:
 
 def _shared(git_dir: Path, index: IndexFile) -> IndexFile | None:
     data = _shared_bytes(git_dir, index)
-    name = f"sharedindex.{(index.base or _NULL).hex()}"
-    return None if data is None else _parse(data, git_dir / name)
+    name = f"sharedindex.{(index.base or NULL).hex()}"
+    return None if data is None else parse(data, git_dir / name)
 
 
 def _shared_bytes(git_dir: Path, index: IndexFile) -> bytes | None:
     """The shared index the link names (None: it names none)."""
     base = index.base
-    if base is None or base == _NULL:
+    if base is None or base == NULL:
         return None
     path = git_dir / f"sharedindex.{base.hex()}"
     try:
@@ -461,7 +398,7 @@ def _unreadable_shared(path: Path, why: str) -> IndexUnreadable:
 def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
     """The shared index's entry for `name`, found without reading the others (version 4,
     whose paths are compressed, is parsed whole)."""
-    path = git_dir / f"sharedindex.{(index.base or _NULL).hex()}"
+    path = git_dir / f"sharedindex.{(index.base or NULL).hex()}"
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed by the with below)
     except FileNotFoundError:
@@ -471,81 +408,8 @@ def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
         raise _unreadable_shared(path, "empty or cut short")
     with f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[4:8] == (4).to_bytes(4, "big"):
-            found = [e for e in _parse(bytes(data), path).entries if e.path == name]
+            found = [e for e in parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
         with sharedindex.starts_of(git_dir, data) as starts:
             fixed = sharedindex.find(data, name, starts)
     return None if fixed is None else Entry(name, fixed)
-
-
-def _parse(data: bytes, path: Path) -> IndexFile:
-    def bad(why: str) -> IndexUnreadable:
-        return IndexUnreadable(
-            f'{path} is not a git index gitmem can read ({why}); check it with "git status"'
-        )
-
-    if len(data) < 32:
-        raise bad("too short")
-    signature, version, count = _HEADER.unpack_from(data)
-    if signature != b"DIRC" or version not in (2, 3, 4):
-        raise bad(f"signature {signature!r}, version {version}")
-    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
-        raise bad("its checksum does not match")
-    entries: list[Entry] = []
-    at, previous = 12, b""
-    for _ in range(count):
-        entry_at = at
-        flags = int.from_bytes(data[at + 60 : at + 62])
-        fixed = _FIXED + 2 if flags & _EXTENDED else _FIXED
-        start = at + fixed
-        if version == 4:
-            strip, start = _varint(data, start)
-            end = data.index(b"\0", start)
-            name = previous[: len(previous) - strip] + data[start:end]
-            at = end + 1
-        else:
-            end = start + (flags & _NAME) if flags & _NAME < _NAME else data.index(b"\0", start)
-            name = data[start:end]
-            at += (fixed + len(name) + 8) & ~7
-        entries.append(Entry(name, data[entry_at : entry_at + fixed]))
-        previous = name
-    link = None
-    while at + 8 <= len(data) - 20:
-        signature, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8])
-        if signature == b"link":
-            link = data[at + 8 : at + 8 + size]
-        elif not b"A" <= signature[:1] <= b"Z":
-            raise bad(f"extension {signature!r}, which it requires, is not known here")
-        at += 8 + size
-    return IndexFile(version, entries, link)
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    """Git's offset encoding (varint.c): big-endian groups of 7 bits, each continuation +1."""
-    byte = data[at]
-    value = byte & 0x7F
-    while byte & 0x80:
-        at += 1
-        byte = data[at]
-        value = ((value + 1) << 7) | (byte & 0x7F)
-    return value, at + 1
-
-
-def _ewah(data: bytes, at: int) -> tuple[list[int], int]:
-    """The set bits of git's EWAH bitmap serialised at `at` (ewah/ewah_io.c), and where it
-    ends: marker words (a run of 0s or 1s, then a count of literal words) and literal words."""
-    _bits, words = struct.unpack_from(">II", data, at)
-    values = struct.unpack_from(f">{words}Q", data, at + 8)
-    positions: list[int] = []
-    pos = i = 0
-    while i < words:
-        marker = values[i]
-        run, literals = (marker >> 1) & _U32, marker >> 33
-        if marker & 1:
-            positions.extend(range(pos, pos + run * 64))
-        pos += run * 64
-        for word in values[i + 1 : i + 1 + literals]:
-            positions.extend(pos + bit for bit in range(64) if word >> bit & 1)
-            pos += 64
-        i += 1 + literals
-    return positions, at + 8 + 8 * words + 4

@@ -11,6 +11,9 @@ cannot be told from the bytes around it (a path's bytes can read as a well-forme
 shared index's from a sidecar (`.git/gitmem-offsets.<id>`, uint32s, mapped) written with it
 or, for one git wrote, by one walk the first time. `splice` walks the entries once (their
 boundaries only) and copies the unchanged runs of bytes around the changed entries.
+
+The files themselves: `write_shared` puts a new shared index in place (its sidecar first),
+`remove_unused` removes the ones no index has named for five minutes, as git expires them.
 """
 
 from __future__ import annotations
@@ -19,14 +22,27 @@ import hashlib
 import mmap
 import os
 import struct
+import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
-__all__ = ["find", "offsets_path", "plain", "splice", "starts_of", "write_offsets"]
+__all__ = [
+    "find",
+    "offsets_path",
+    "plain",
+    "remove_unused",
+    "splice",
+    "starts_of",
+    "write_offsets",
+    "write_shared",
+]
 
 Data = bytes | mmap.mmap  # an index file read, or mapped
+UNUSED_FOR = 300.0  # seconds a shared index no index names is kept (a git command may read it)
+STALE_AFTER = 60.0  # seconds after which a temporary file is a dead writer's, whatever its pid
+_TMP = ".tmp-"  # temporary files: `<name>.tmp-<pid>`
 _FIXED = 62
 _EXTENDED = 0x4000
 _NAME = 0xFFF
@@ -70,7 +86,7 @@ def write_offsets(git_dir: Path, data: Data) -> None:
     atomically; before the shared index it describes is put in place."""
     trailer = bytes(data[len(data) - 20 :])
     target = offsets_path(git_dir, trailer)
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    tmp = target.with_name(f"{target.name}{_TMP}{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
             f.write(trailer + array("I", _starts(data)).tobytes())
@@ -129,6 +145,14 @@ def _starts(data: Data) -> list[int]:
 def plain(data: bytes) -> list[int] | None:
     """The entries' starts (`_starts`) if `data` is a whole, plain index file of version 2 or
     3 (its checksum right; no `link` nor any other extension git requires); None if not."""
+    found = layout(data)
+    return None if found is None or found[1] is not None else found[0]
+
+
+def layout(data: bytes) -> tuple[list[int], bytes | None] | None:
+    """The entries' starts (`_starts`) and the `link` extension's contents (None: no link)
+    of a whole index file of version 2 or 3 (its checksum right; no extension git requires
+    but `link`); None if it is not one."""
     if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
         return None
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
@@ -137,20 +161,26 @@ def plain(data: bytes) -> list[int] | None:
         starts = _starts(data)
     except (IndexError, ValueError):
         return None
-    at = starts[-1]
+    at, link = starts[-1], None
     while at + 8 <= len(data) - 20:
-        if not b"A" <= data[at : at + 1] <= b"Z":  # link, sdir: not a plain index
+        size = int.from_bytes(data[at + 4 : at + 8])
+        if data[at : at + 4] == b"link":
+            link = data[at + 8 : at + 8 + size]
+        elif not b"A" <= data[at : at + 1] <= b"Z":  # sdir and the like: not ours to write
             return None
-        at += 8 + int.from_bytes(data[at + 4 : at + 8])
-    return starts
+        at += 8 + size
+    return starts, link
 
 
 def splice(
-    data: bytes, changes: Mapping[bytes, bytes | None], starts: list[int] | None = None
+    data: bytes,
+    changes: Mapping[bytes, bytes | None],
+    starts: list[int] | None = None,
+    extensions: bytes = b"",
 ) -> bytes:
-    """The index file `data` (version 2 or 3, its extensions dropped) with each changed path's
-    entries (all stages) replaced by the given encoded entry, or removed (None). `starts`:
-    `_starts(data)`, if known."""
+    """The index file `data` (version 2 or 3, its extensions replaced by `extensions`, encoded)
+    with each changed path's entries (all stages) replaced by the given encoded entry, or
+    removed (None). `starts`: `_starts(data)`, if known."""
     version = int.from_bytes(data[4:8])
     count = int.from_bytes(data[8:12])
     starts = _starts(data) if starts is None else starts
@@ -185,5 +215,82 @@ def splice(
         total += (new is not None) - (last - first)
         copied = last
     parts.append(data[starts[copied] : starts[count]])
+    parts.append(extensions)
     body = struct.pack(">4sII", b"DIRC", 3 if extended else 2, total) + b"".join(parts)
     return body + hashlib.sha1(body).digest()
+
+
+# --- the shared index files ------------------------------------------------------------------
+
+
+def write_shared(git_dir: Path, data: bytes) -> None:
+    """Write a shared index (named for its own trailer, so never changed once written),
+    synced before it is renamed in, and its sidecar of entry starts before it. One that is
+    there already is touched instead, as git's write_shared_index does: an index is about to
+    name it again, and `remove_unused` (or git's own expiry) goes by its mtime."""
+    name = f"sharedindex.{data[-20:].hex()}"
+    target = git_dir / name
+    if target.exists():
+        with suppress(OSError):  # read-only: then nobody removes it either
+            os.utime(target)
+        return
+    tmp = git_dir / f"{name}{_TMP}{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        write_offsets(git_dir, data)  # before the shared index: never stale
+        os.replace(tmp, target)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
+        raise
+
+
+def remove_unused(git_dir: Path, keep: bytes, left: bytes | None) -> None:
+    """Once the new index is in place: remove the shared indexes (and their sidecars) unused
+    for five minutes, none a git command could still be reading. The one the old index named
+    is kept and touched, so that it ages from now, when it stopped being used (as git does).
+    Also the temporary files of a fold that died before renaming them (`_stale`)."""
+    if left is not None and left != bytes(20):
+        with suppress(OSError):
+            os.utime(git_dir / f"sharedindex.{left.hex()}")
+    now = time.time()
+    kept = {f"sharedindex.{keep.hex()}"} | ({f"sharedindex.{left.hex()}"} if left else set())
+    for other in git_dir.glob("sharedindex.*"):
+        with suppress(OSError):
+            if _TMP in other.name:
+                if _stale(other, now):
+                    other.unlink()
+            elif other.name not in kept and other.stat().st_mtime < now - UNUSED_FOR:
+                other.unlink()
+    for sidecar in git_dir.glob("gitmem-offsets.*"):
+        with suppress(OSError):
+            if _TMP in sidecar.name:
+                if _stale(sidecar, now):
+                    sidecar.unlink()
+                continue
+            shared = git_dir / f"sharedindex.{sidecar.name.removeprefix('gitmem-offsets.')}"
+            if not shared.exists():
+                sidecar.unlink()
+
+
+def _stale(tmp: Path, now: float) -> bool:
+    """Whether a temporary file of `write_shared` or `write_offsets` (`<name>.tmp-<pid>`) was
+    left by a writer that died: its process is gone, or it is older than a minute (the pid
+    may have been reused since; writing one takes well under that)."""
+    try:
+        pid = int(tmp.name.rsplit(_TMP, 1)[1])
+    except ValueError:
+        return False  # not one of ours
+    if tmp.stat().st_mtime < now - STALE_AFTER:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, someone else's
+    return False
