@@ -20,6 +20,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
+from gitmem.recall import timeline as timeline_module
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
@@ -544,7 +545,7 @@ def test_an_interrupted_rebuild_leaves_no_copy_behind(
     store = opened(root)
     listed(store, "2026-02-15")
     stale = store.cache_dir / "timeline.new-999999999"  # a rebuild by a process that died
-    (stale / "text").mkdir(parents=True)
+    stale.mkdir(parents=True)
     real = store.time_travel().timeline._catch_up
 
     def dies(*args: Any) -> None:
@@ -639,3 +640,37 @@ def test_forget_then_re_create_and_a_type_change_in_one_commit(
     (edit,) = store.diff(at(89), at(91)).changed
     assert edit.record.id == "port-db0004" and edit.body_edited
     assert ("type", "fact", "decision") in [(f.field, f.old, f.new) for f in edit.fields]
+
+
+def test_versions_the_head_index_holds_are_copied_not_embedded_again(
+    root: Path,
+    story: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alone = answers(opened(root, tiny_model_dir), WHENS)  # no HEAD index yet: all embedded
+    shutil.rmtree(opened(root).cache_dir)
+    store = opened(root, tiny_model_dir)
+    head = store.index()  # built with the model: it holds HEAD's versions' vectors
+    embedded: list[str] = []
+    real = timeline_module.embed_docs
+
+    def counted(embedder: Any, vectors: Any, docs: Any) -> Any:
+        embedded.extend(d.blob for d in docs)
+        return real(embedder, vectors, docs)
+
+    monkeypatch.setattr(timeline_module, "embed_docs", counted)
+    timeline = store.time_travel().timeline
+    timeline.ensure_current()
+    at_head = {e.blob for e in head.every()}
+    versions = {b for (b,) in timeline._connection().execute("SELECT blob FROM versions")}
+    assert at_head < versions  # the history has older versions too
+    assert sorted(embedded) == sorted(versions - at_head)
+    by_blob, _ = timeline.vector_rows()
+    counts, rows = head.vectors_of(at_head)
+    assert sorted(blob for blob, _ in counts) == sorted(at_head)
+    first = 0
+    for blob, count in counts:
+        assert (timeline.matrix()[by_blob[blob]] == rows[first : first + count]).all(), blob
+        first += count
+    assert answers(store, WHENS) == alone

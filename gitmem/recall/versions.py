@@ -1,5 +1,5 @@
 """The versions the time-travel cache keeps: each blob a record file ever held, parsed once
-into a row of its `versions` table and the document its keyword and vector indexes take."""
+into a row of its `versions` table and the document its vectors are made of."""
 
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING
 from gitmem.errors import RecordInvalid
 from gitmem.index.build import IndexDoc
 from gitmem.index.entries import entry_row
-from gitmem.index.textdoc import TextDoc
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
     from gitmem.store.git import GitRepo
 
-__all__ = ["COLUMNS", "parse_versions", "text_doc"]
+__all__ = ["COLUMNS", "parse_versions"]
 
 COLUMNS = 16  # of a row: the catalog's Entry, then ok, the frontmatter, a hash of the body
 
@@ -42,8 +41,3 @@ def parse_versions(
         # The version indexes know a version by its blob id, never by its record id.
         docs.append(IndexDoc(record.with_(id=blob), record.path, blob))
     return rows, docs
-
-
-def text_doc(doc: IndexDoc) -> TextDoc:
-    r = doc.record
-    return TextDoc(doc.blob, doc.blob, r.title, r.abstract, r.body, r.tags, r.type)
