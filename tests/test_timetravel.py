@@ -20,7 +20,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
-from gitmem.recall import timeline as timeline_module
+from gitmem.index import catchup
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
@@ -653,13 +653,13 @@ def test_versions_the_head_index_holds_are_copied_not_embedded_again(
     store = opened(root, tiny_model_dir)
     head = store.index()  # built with the model: it holds HEAD's versions' vectors
     embedded: list[str] = []
-    real = timeline_module.embed_docs
+    real = catchup.embed_docs
 
     def counted(embedder: Any, vectors: Any, docs: Any) -> Any:
         embedded.extend(d.blob for d in docs)
         return real(embedder, vectors, docs)
 
-    monkeypatch.setattr(timeline_module, "embed_docs", counted)
+    monkeypatch.setattr("gitmem.recall.timeline.embed_docs", counted)
     timeline = store.time_travel().timeline
     timeline.ensure_current()
     at_head = {e.blob for e in head.every()}
