@@ -674,3 +674,18 @@ def test_versions_the_head_index_holds_are_copied_not_embedded_again(
         assert (timeline.matrix()[by_blob[blob]] == rows[first : first + count]).all(), blob
         first += count
     assert answers(store, WHENS) == alone
+
+
+def test_a_view_in_a_later_process_reads_versions_from_the_cache_not_the_blobs(
+    root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = ids(opened(root), "job queue", "2026-02-15")  # builds the cache
+    assert expected[:1] == ["queue-rd0002"]
+
+    def read(*args: Any) -> Any:
+        raise AssertionError("a view read a blob again")
+
+    monkeypatch.setattr("gitmem.store.git.GitRepo.blob", read)
+    later = opened(root)  # as another process: nothing made in memory yet
+    assert ids(later, "job queue", "2026-02-15") == expected
+    assert ids(later, "redis kafka", "2026-03-15")[:1] == ["queue-kf0003"]

@@ -70,7 +70,7 @@ class TimeTravel:
         same = head is not None and model is not None and head.model_name == model.name
         self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
         self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
-        self._versions = Versions(store.repo)  # shared by the views' keyword indexes
+        self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -281,7 +281,7 @@ class PastIndex:
         records never pays for it)."""
         if self._past_text is None:
             entries = sorted(self.view.entries.values(), key=lambda e: e.path)
-            self._past_text = PastText([self._versions.get(e.blob) for e in entries])
+            self._past_text = PastText(self._versions.get([e.blob for e in entries]))
         return self._past_text
 
     def close(self) -> None:

@@ -36,15 +36,15 @@ from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
-from gitmem.recall.versions import COLUMNS, parse_versions
+from gitmem.recall.versions import COLUMNS, Made, made, parse_versions
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
 from gitmem.store.store import Store
 
 __all__ = ["Donor", "Timeline"]
 
-# 3: no keyword index of its own (`text/`), which 2 had and nothing read.
-SCHEMA_VERSION = "3"
+# 3: no keyword index of its own (`text/`), which 2 had and nothing read. 4: each version's Made.
+SCHEMA_VERSION = "4"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
 
@@ -62,7 +62,7 @@ CREATE TABLE versions (
     title TEXT NOT NULL, abstract TEXT NOT NULL, tags TEXT NOT NULL, agent TEXT NOT NULL,
     scope TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL,
     updated INTEGER NOT NULL, weight REAL NOT NULL,
-    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
+    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL, made BLOB
 );
 CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
 CREATE INDEX rows_by_blob ON rows (blob);
@@ -331,6 +331,18 @@ class Timeline:
             query = f"SELECT blob, fields, body FROM versions WHERE blob IN ({_marks(len(part))})"
             for blob, fields, body in self._connection().execute(query, part):
                 out[blob] = (json.loads(fields), body)
+        return out
+
+    def made(self, blobs: Sequence[str]) -> dict[str, Made]:
+        """Each valid version's record and keyword fields (gitmem.recall.versions.Made)."""
+        out: dict[str, Made] = {}
+        for part in _chunks(blobs):
+            query = (
+                f"SELECT blob, made FROM versions WHERE ok = 1 AND blob IN ({_marks(len(part))})"
+            )
+            out.update(
+                (blob, made(packed)) for blob, packed in self._connection().execute(query, part)
+            )
         return out
 
     def vector_rows(self) -> tuple[dict[str, list[int]], dict[int, str]]:
