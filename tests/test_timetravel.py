@@ -667,11 +667,12 @@ def test_versions_the_head_index_holds_are_copied_not_embedded_again(
     assert at_head < versions  # the history has older versions too
     assert sorted(embedded) == sorted(versions - at_head)
     by_blob, _ = timeline.vector_rows()
-    counts, rows = head.vectors_of(at_head)
+    counts, rows, matrix = head.vectors_of(at_head)
     assert sorted(blob for blob, _ in counts) == sorted(at_head)
     first = 0
     for blob, count in counts:
-        assert (timeline.matrix()[by_blob[blob]] == rows[first : first + count]).all(), blob
+        theirs = matrix[rows[first : first + count]]
+        assert (timeline.matrix()[by_blob[blob]] == theirs).all(), blob
         first += count
     assert answers(store, WHENS) == alone
 

@@ -47,6 +47,7 @@ __all__ = ["Donor", "Timeline"]
 SCHEMA_VERSION = "4"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
+_COPIED = 50_000  # vector rows copied at a time
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,9 +76,9 @@ _ENTRY = (
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
 _ORDERED = "SELECT t, id, path, blob FROM events ORDER BY t, gen, oid, blob IS NOT NULL"
-# The vectors another cache holds of some blobs: (blob, its number of rows) in order, and those
-# rows (gitmem.index.index.Index.vectors_of).
-Donor = Callable[[Collection[str]], tuple[list[tuple[str, int]], Any]]
+# The vectors another cache holds of some blobs: (blob, its number of rows) in order, those
+# rows' numbers and the matrix they index (gitmem.index.index.Index.vectors_of).
+Donor = Callable[[Collection[str]], tuple[list[tuple[str, int]], list[int], Any]]
 
 
 class Timeline:
@@ -240,9 +241,12 @@ class Timeline:
         assert isinstance(vectors, VectorFile) and self.model is not None
         vectors.truncate(_next_row(db))  # rows an update left before dying
         rows: list[tuple[int, str]] = []
-        given, matrix = self.donor({d.blob for d in docs}) if self.donor and docs else ([], None)
+        wanted = {d.blob for d in docs}
+        given, numbers, matrix = self.donor(wanted) if self.donor and docs else ([], [], None)
         if given and matrix is not None:
-            row = vectors.append(matrix)
+            row = vectors.rows()
+            for start in range(0, len(numbers), _COPIED):  # in parts: 1M rows are 1 GB
+                vectors.append(matrix[numbers[start : start + _COPIED]])
             for blob, count in given:
                 rows.extend((n, blob) for n in range(row, row + count))
                 row += count
