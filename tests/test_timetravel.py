@@ -464,13 +464,21 @@ def test_a_rewritten_history_is_walked_again(root: Path, story: dict[str, str]) 
 
 
 def test_the_cache_does_not_grow_with_the_dates_asked(root: Path, story: dict[str, str]) -> None:
+    """It grows with the versions views have read (each kept once), not with dates."""
     store = opened(root)
-    store.recall("queue", as_of="2026-01-15")
-    size = store.time_travel().timeline.size()
-    for day in range(1, 80, 3):
+    for day in range(1, 80, 3):  # a date between every two writes: every version read
         store.recall("queue", as_of=at(day))
         store.diff(at(day), at(day + 2))
-    assert store.time_travel().timeline.size() == size
+    timeline = store.time_travel().timeline
+    size = timeline.size()
+    db = timeline._connection()
+    assert (
+        db.execute("SELECT count(*) FROM made").fetchone()
+        == db.execute("SELECT count(*) FROM versions WHERE ok = 1").fetchone()
+    )
+    for day in range(2, 80, 3):
+        opened(root).recall("queue", as_of=at(day))  # other dates, other processes
+    assert timeline.size() == size
 
 
 def test_after_a_merge_the_view_is_the_merges_tree(root: Path) -> None:
@@ -677,16 +685,18 @@ def test_versions_the_head_index_holds_are_copied_not_embedded_again(
     assert answers(store, WHENS) == alone
 
 
-def test_a_view_in_a_later_process_reads_versions_from_the_cache_not_the_blobs(
+def test_a_later_process_reads_the_versions_an_earlier_view_made_not_the_blobs(
     root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    expected = ids(opened(root), "job queue", "2026-02-15")  # builds the cache
-    assert expected[:1] == ["queue-rd0002"]
+    first = opened(root)  # builds the cache; its views make and keep their versions
+    expected = [ids(first, "job queue", "2026-02-15"), ids(first, "redis kafka", "2026-03-15")]
+    assert [found[:1] for found in expected] == [["queue-rd0002"], ["queue-kf0003"]]
 
     def read(*args: Any) -> Any:
         raise AssertionError("a view read a blob again")
 
     monkeypatch.setattr("gitmem.store.git.GitRepo.blob", read)
     later = opened(root)  # as another process: nothing made in memory yet
-    assert ids(later, "job queue", "2026-02-15") == expected
-    assert ids(later, "redis kafka", "2026-03-15")[:1] == ["queue-kf0003"]
+    assert ids(later, "job queue", "2026-02-15") == expected[0]
+    assert ids(later, "redis kafka", "2026-03-15") == expected[1]
+    assert ids(later, "database port", "2026-03-14")  # other dates, the same versions

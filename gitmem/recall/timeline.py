@@ -36,14 +36,14 @@ from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
-from gitmem.recall.versions import COLUMNS, Made, made, parse_versions
+from gitmem.recall.versions import COLUMNS, Made, make, pack, parse_versions, unpack
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
 from gitmem.store.store import Store
 
 __all__ = ["Donor", "Timeline"]
 
-# 3: no keyword index of its own (`text/`), which 2 had and nothing read. 4: each version's Made.
+# 3: no keyword index of its own (`text/`), which 2 had and nothing read. 4: versions' Made.
 SCHEMA_VERSION = "4"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
@@ -63,8 +63,9 @@ CREATE TABLE versions (
     title TEXT NOT NULL, abstract TEXT NOT NULL, tags TEXT NOT NULL, agent TEXT NOT NULL,
     scope TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL,
     updated INTEGER NOT NULL, weight REAL NOT NULL,
-    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL, made BLOB
+    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
 );
+CREATE TABLE made (blob TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
 CREATE INDEX rows_by_blob ON rows (blob);
 """
@@ -338,15 +339,22 @@ class Timeline:
         return out
 
     def made(self, blobs: Sequence[str]) -> dict[str, Made]:
-        """Each valid version's record and keyword fields (gitmem.recall.versions.Made)."""
-        out: dict[str, Made] = {}
-        for part in _chunks(blobs):
-            query = (
-                f"SELECT blob, made FROM versions WHERE ok = 1 AND blob IN ({_marks(len(part))})"
-            )
-            out.update(
-                (blob, made(packed)) for blob, packed in self._connection().execute(query, part)
-            )
+        """Each valid version's record and keyword fields (gitmem.recall.versions.Made): as
+        an earlier view kept them, else made now and kept for the next. On a connection of
+        its own: a view asks from recall's keyword thread while the semantic half reads."""
+        db = _connect(self.root / "timeline.sqlite")
+        try:
+            out: dict[str, Made] = {}
+            for part in _chunks(blobs):
+                query = f"SELECT blob, data FROM made WHERE blob IN ({_marks(len(part))})"
+                out.update((blob, unpack(data)) for blob, data in db.execute(query, part))
+            fresh = [blob for blob in blobs if blob not in out]
+            for blob in fresh:
+                out[blob] = make(self.store.repo, blob)
+            if fresh:
+                _keep(db, [(blob, pack(out[blob])) for blob in fresh])
+        finally:
+            db.close()
         return out
 
     def vector_rows(self) -> tuple[dict[str, list[int]], dict[int, str]]:
@@ -389,6 +397,21 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+def _keep(db: sqlite3.Connection, made: list[tuple[str, bytes]]) -> None:
+    """Add versions' Made in one transaction; content-addressed, so any writer's row is right,
+    and a cache another process is writing (busy past SQLite's timeout) is left without."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return
+    try:
+        db.executemany("INSERT OR IGNORE INTO made VALUES (?, ?)", made)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:

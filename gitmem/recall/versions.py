@@ -1,12 +1,14 @@
 """The versions the time-travel cache keeps: each blob a record file ever held, parsed once
 into a row of its `versions` table and the document its vectors are made of.
 
-A row also keeps what a view of the past indexes the version from (`Made`: its record and
-the fields of its keyword document, without context), pickled and compressed, so that a view
-made in any later process reads them (~0.1 ms a version) instead of parsing the blob and
-making the fields again (~1 ms). The fields depend on the blob alone (its text and the
-keyword schema's analysis, which `gitmem.index.textdoc` versions by name: a change there
-changes SCHEMA_VERSION of the timeline too)."""
+What a view of the past indexes a version from (`Made`: its record and the fields of its
+keyword document, without context) is made by the first view that needs it, in any process,
+and kept in the cache pickled and compressed (~0.8 KB), so that a later view reads it
+(~0.1 ms a version) instead of parsing the blob and making the fields again (~1 ms). Made at
+the build instead, for every version, it doubled the build's cost for versions no view may
+ever ask for. The fields depend on the blob alone (its text and the keyword schema's
+analysis, which `gitmem.index.textdoc` versions by name: a change there changes
+SCHEMA_VERSION of the timeline too)."""
 
 from __future__ import annotations
 
@@ -27,10 +29,9 @@ if TYPE_CHECKING:
     from gitmem.store.git import GitRepo
     from gitmem.store.record import Record
 
-__all__ = ["COLUMNS", "Made", "made", "parse_versions"]
+__all__ = ["COLUMNS", "Made", "make", "pack", "parse_versions", "unpack"]
 
-# Of a row: the catalog's Entry, then ok, the frontmatter, a hash of the body, the Made.
-COLUMNS = 17
+COLUMNS = 16  # of a row: the catalog's Entry, then ok, the frontmatter, a hash of the body
 Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
 
 
@@ -45,27 +46,28 @@ def parse_versions(
         try:
             record = parse(repo.blob(blob).decode("utf-8"))
         except (UnicodeDecodeError, RecordInvalid):
-            rows.append(("", "", blob, "", "", "", "", "", "", "", 0, 0, 0.0, 0, "{}", "", None))
+            rows.append(("", "", blob, "", "", "", "", "", "", "", 0, 0, 0.0, 0, "{}", ""))
             continue
         data = record.to_dict()
         body = hashlib.sha1(data.pop("body").encode("utf-8")).hexdigest()
-        doc = IndexDoc(record, record.path, blob)
-        kept = (record, text_fields(text_doc(doc)))
         # The catalog's columns first, so that rows read back as the same Entry tuples.
-        rows.append(
-            (*entry_row(record, record.path, blob), 1, json.dumps(data), body, _packed(kept))
-        )
+        rows.append((*entry_row(record, record.path, blob), 1, json.dumps(data), body))
         # The version vectors know a version by its blob id, never by its record id.
         docs.append(IndexDoc(record.with_(id=blob), record.path, blob))
     return rows, docs
 
 
-def made(packed: bytes) -> Made:
-    """A version's `Made`, as `parse_versions` kept it (the cache's own bytes)."""
-    # Unpickled: the bytes are this cache's own, written by _packed (as context.py's spill).
+def make(repo: GitRepo, blob: str) -> Made:
+    """The Made of a valid version (one the cache's versions table marks ok)."""
+    record = parse(repo.blob(blob).decode("utf-8"))
+    return record, text_fields(text_doc(IndexDoc(record, record.path, blob)))
+
+
+def pack(made: Made) -> bytes:
+    return zlib.compress(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack(packed: bytes) -> Made:
+    # Unpickled: the bytes are this cache's own, written by `pack` (as context.py's spill).
     found: Made = pickle.loads(zlib.decompress(packed))
     return found
-
-
-def _packed(kept: Made) -> bytes:
-    return zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
