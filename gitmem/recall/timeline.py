@@ -36,7 +36,7 @@ from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
-from gitmem.recall.versions import COLUMNS, Made, kept_or_made, parse_versions
+from gitmem.recall.versions import COLUMNS, Made, make, pack, parse_versions, unpack
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
 from gitmem.store.store import Store
@@ -344,9 +344,18 @@ class Timeline:
         its own: a view asks from recall's keyword thread while the semantic half reads."""
         db = _connect(self.root / "timeline.sqlite")
         try:
-            return kept_or_made(db, self.store.repo, blobs)
+            out: dict[str, Made] = {}
+            for part in _chunks(blobs):
+                query = f"SELECT blob, data FROM made WHERE blob IN ({_marks(len(part))})"
+                out.update((blob, unpack(data)) for blob, data in db.execute(query, part))
+            fresh = [blob for blob in blobs if blob not in out]
+            for blob in fresh:
+                out[blob] = make(self.store.repo, blob)
+            if fresh:
+                _keep(db, [(blob, pack(out[blob])) for blob in fresh])
         finally:
             db.close()
+        return out
 
     def vector_rows(self) -> tuple[dict[str, list[int]], dict[int, str]]:
         """blob -> its vector rows, and row -> blob (read once per caught-up state)."""
@@ -388,6 +397,21 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+def _keep(db: sqlite3.Connection, made: list[tuple[str, bytes]]) -> None:
+    """Add versions' Made in one transaction; content-addressed, so any writer's row is right,
+    and a cache another process is writing (busy past SQLite's timeout) is left without."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return
+    try:
+        db.executemany("INSERT OR IGNORE INTO made VALUES (?, ?)", made)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:

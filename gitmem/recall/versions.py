@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-import sqlite3
 import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from gitmem.store.git import GitRepo
     from gitmem.store.record import Record
 
-__all__ = ["COLUMNS", "Made", "kept_or_made", "parse_versions"]
+__all__ = ["COLUMNS", "Made", "make", "pack", "parse_versions", "unpack"]
 
 COLUMNS = 16  # of a row: the catalog's Entry, then ok, the frontmatter, a hash of the body
 Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
@@ -56,34 +55,6 @@ def parse_versions(
         # The version vectors know a version by its blob id, never by its record id.
         docs.append(IndexDoc(record.with_(id=blob), record.path, blob))
     return rows, docs
-
-
-def kept_or_made(db: sqlite3.Connection, repo: GitRepo, blobs: Sequence[str]) -> dict[str, Made]:
-    """The Made of each of `blobs` (valid versions): from the cache's `made` table, else made
-    and added to it in one transaction. Content-addressed, so any writer's row is right; a
-    cache another process is writing (busy past SQLite's timeout) is left without them."""
-    out: dict[str, Made] = {}
-    for start in range(0, len(blobs), 500):
-        part = blobs[start : start + 500]
-        query = f"SELECT blob, data FROM made WHERE blob IN ({','.join('?' * len(part))})"
-        out.update((blob, unpack(data)) for blob, data in db.execute(query, part))
-    fresh = [blob for blob in blobs if blob not in out]
-    for blob in fresh:
-        out[blob] = make(repo, blob)
-    if not fresh:
-        return out
-    try:
-        db.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError:
-        return out
-    try:
-        rows = [(blob, pack(out[blob])) for blob in fresh]
-        db.executemany("INSERT OR IGNORE INTO made VALUES (?, ?)", rows)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return out
 
 
 def make(repo: GitRepo, blob: str) -> Made:
