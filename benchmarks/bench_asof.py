@@ -3,7 +3,9 @@ year (with supersedes and in-place edits; every ~20 consecutive writes share a `
 records have context and sources a prior), then: HEAD recall p50; the first `--as-of` recall
 at each of N new dates; repeated ones at the same dates and their ratio to HEAD; `diff` across
 a month; the time-travel cache's build, its catch-up after 100 new commits, and its bytes on
-disk after 1 date and after N dates.
+disk after 1 date and after N dates; last, the first `--as-of` recall of a fresh process (as
+each `gitmem recall --as-of` is) at --fresh new dates, the cache already built (the recall
+call alone, timed inside the process: imports and opening the store left out).
 
     .venv/bin/python benchmarks/bench_asof.py [--records 10000] [--dates 20] [--json out.json]
 
@@ -32,6 +34,16 @@ from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
 MODEL = Path(__file__).resolve().parent / ".models" / "minilm-distilled-256"
+FRESH = """
+import sys, time
+from datetime import datetime
+from pathlib import Path
+from gitmem.api import Store
+store = Store.open(Path(sys.argv[1]))
+began = time.perf_counter()
+store.recall(sys.argv[2], mode=sys.argv[3], as_of=datetime.fromisoformat(sys.argv[4]))
+print(time.perf_counter() - began)
+"""
 YEAR = timedelta(days=365)
 
 
@@ -116,6 +128,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--dates", type=int, default=20)
     parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--fresh", type=int, default=5, help="fresh processes, one date each")
     parser.add_argument("--json")
     args = parser.parse_args()
 
@@ -195,6 +208,15 @@ def main() -> None:
     travel.timeline.ensure_current()
     catch_up = time.perf_counter() - t0
 
+    fresh = []
+    for i in range(args.fresh):
+        when = start + timedelta(seconds=rng.uniform(0.05, 0.95) * span)
+        argv = [str(root), qs[i % len(qs)], mode, when.isoformat()]
+        done = subprocess.run(
+            [sys.executable, "-c", FRESH, *argv], capture_output=True, text=True, check=True
+        )
+        fresh.append(float(done.stdout.strip().splitlines()[-1]))
+
     head_p50 = median(head)
     result = {
         "machine": machine(),
@@ -211,6 +233,8 @@ def main() -> None:
         "asof_first_median_ms": round(median(first_times) * 1000, 1),
         "asof_first_max_ms": round(max(first_times) * 1000, 1),
         "asof_repeated_p50_ms": round(median(repeated) * 1000, 2),
+        "asof_fresh_process_median_ms": round(median(fresh) * 1000, 1) if fresh else None,
+        "asof_fresh_process_max_ms": round(max(fresh) * 1000, 1) if fresh else None,
         "head_recall_interleaved_p50_ms": round(median(head_again) * 1000, 2),
         "asof_repeated_ratio_to_head": round(median(repeated) / median(head_again), 2),
         "diff_month_median_ms": round(median(diffs) * 1000, 1),

@@ -189,7 +189,7 @@ class Store(CoreStore):
         from gitmem.recall.asof import TimeTravel
 
         if self._travel is None:
-            self._travel = TimeTravel(self, self.model())
+            self._travel = TimeTravel(self, self.model(), self._opened_index())
         return self._travel
 
     def get(self, id_or_prefix: str, as_of: str | datetime | None = None) -> Record:

@@ -20,6 +20,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
+from gitmem.index import catchup
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
@@ -463,13 +464,21 @@ def test_a_rewritten_history_is_walked_again(root: Path, story: dict[str, str]) 
 
 
 def test_the_cache_does_not_grow_with_the_dates_asked(root: Path, story: dict[str, str]) -> None:
+    """It grows with the versions views have read (each kept once), not with dates."""
     store = opened(root)
-    store.recall("queue", as_of="2026-01-15")
-    size = store.time_travel().timeline.size()
-    for day in range(1, 80, 3):
+    for day in range(1, 80, 3):  # a date between every two writes: every version read
         store.recall("queue", as_of=at(day))
         store.diff(at(day), at(day + 2))
-    assert store.time_travel().timeline.size() == size
+    timeline = store.time_travel().timeline
+    size = timeline.size()
+    db = timeline._connection()
+    assert (
+        db.execute("SELECT count(*) FROM made").fetchone()
+        == db.execute("SELECT count(*) FROM versions WHERE ok = 1").fetchone()
+    )
+    for day in range(2, 80, 3):
+        opened(root).recall("queue", as_of=at(day))  # other dates, other processes
+    assert timeline.size() == size
 
 
 def test_after_a_merge_the_view_is_the_merges_tree(root: Path) -> None:
@@ -544,7 +553,7 @@ def test_an_interrupted_rebuild_leaves_no_copy_behind(
     store = opened(root)
     listed(store, "2026-02-15")
     stale = store.cache_dir / "timeline.new-999999999"  # a rebuild by a process that died
-    (stale / "text").mkdir(parents=True)
+    stale.mkdir(parents=True)
     real = store.time_travel().timeline._catch_up
 
     def dies(*args: Any) -> None:
@@ -639,3 +648,55 @@ def test_forget_then_re_create_and_a_type_change_in_one_commit(
     (edit,) = store.diff(at(89), at(91)).changed
     assert edit.record.id == "port-db0004" and edit.body_edited
     assert ("type", "fact", "decision") in [(f.field, f.old, f.new) for f in edit.fields]
+
+
+def test_versions_the_head_index_holds_are_copied_not_embedded_again(
+    root: Path,
+    story: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alone = answers(opened(root, tiny_model_dir), WHENS)  # no HEAD index yet: all embedded
+    shutil.rmtree(opened(root).cache_dir)
+    store = opened(root, tiny_model_dir)
+    head = store.index()  # built with the model: it holds HEAD's versions' vectors
+    embedded: list[str] = []
+    real = catchup.embed_docs
+
+    def counted(embedder: Any, vectors: Any, docs: Any) -> Any:
+        embedded.extend(d.blob for d in docs)
+        return real(embedder, vectors, docs)
+
+    monkeypatch.setattr("gitmem.recall.timeline.embed_docs", counted)
+    timeline = store.time_travel().timeline
+    timeline.ensure_current()
+    at_head = {e.blob for e in head.every()}
+    versions = {b for (b,) in timeline._connection().execute("SELECT blob FROM versions")}
+    assert at_head < versions  # the history has older versions too
+    assert sorted(embedded) == sorted(versions - at_head)
+    by_blob, _ = timeline.vector_rows()
+    counts, rows, matrix = head.vectors_of(at_head)
+    assert sorted(blob for blob, _ in counts) == sorted(at_head)
+    first = 0
+    for blob, count in counts:
+        theirs = matrix[rows[first : first + count]]
+        assert (timeline.matrix()[by_blob[blob]] == theirs).all(), blob
+        first += count
+    assert answers(store, WHENS) == alone
+
+
+def test_a_later_process_reads_the_versions_an_earlier_view_made_not_the_blobs(
+    root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = opened(root)  # builds the cache; its views make and keep their versions
+    expected = [ids(first, "job queue", "2026-02-15"), ids(first, "redis kafka", "2026-03-15")]
+    assert [found[:1] for found in expected] == [["queue-rd0002"], ["queue-kf0003"]]
+
+    def read(*args: Any) -> Any:
+        raise AssertionError("a view read a blob again")
+
+    monkeypatch.setattr("gitmem.store.git.GitRepo.blob", read)
+    later = opened(root)  # as another process: nothing made in memory yet
+    assert ids(later, "job queue", "2026-02-15") == expected[0]
+    assert ids(later, "redis kafka", "2026-03-15") == expected[1]
+    assert ids(later, "database port", "2026-03-14")  # other dates, the same versions

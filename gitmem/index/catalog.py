@@ -358,6 +358,12 @@ class Catalog:
         return out
 
     @_one_at_a_time
+    def blob_rows(self) -> list[tuple[str, int]]:
+        """(blob, vector row) of every live row, each record's rows in order."""
+        query = "SELECT r.blob, c.row FROM chunks c JOIN records r ON r.id = c.id ORDER BY c.row"
+        return [(str(b), int(r)) for b, r in self._db.execute(query)]
+
+    @_one_at_a_time
     def all_rows(self) -> list[tuple[int, str]]:
         return [(int(r), str(i)) for r, i in self._db.execute("SELECT row, id FROM chunks")]
 

@@ -21,7 +21,7 @@ The semantic half is gitmem.index.semantic's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -432,6 +432,34 @@ class Index:
                 scoring=self._scoring_cache,
             )
         return self._semantic
+
+    def vectors_of(self, blobs: Collection[str]) -> tuple[list[tuple[str, int]], list[int], Any]:
+        """The chunk vectors this index holds of `blobs`, as it stands (not caught up first):
+        each blob found with its number of rows, in order, those rows' numbers, and the
+        vector matrix they index (memory-mapped: it stays valid if a compaction or a rebuild
+        replaces the file later, so a caller copies it in parts). For the time-travel cache:
+        a blob is its text, and one text has one set of vectors under one model. Read under
+        the index lock, so that no compaction renumbers rows meanwhile; nothing without a
+        model, or from an index that does not open or is short of rows."""
+        if self.model is None:
+            return [], [], None
+        with self._locked():
+            if self._load() is not None:
+                return [], [], None
+            assert self._catalog is not None
+            found = [(blob, row) for blob, row in self._catalog.blob_rows() if blob in blobs]
+            vectors = self._vectors_file()
+            held = vectors.rows()
+            if not found or any(row >= held for _, row in found):
+                return [], [], None
+            matrix = vectors.matrix(held)
+        counts: list[tuple[str, int]] = []
+        for blob, _ in found:  # a record's rows are contiguous, in order
+            if counts and counts[-1][0] == blob:
+                counts[-1] = (blob, counts[-1][1] + 1)
+            else:
+                counts.append((blob, 1))
+        return counts, [row for _, row in found], matrix
 
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         assert self._catalog is not None

@@ -26,6 +26,7 @@ from gitmem.store.record import Record, format_time
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
+    from gitmem.index.index import Index
     from gitmem.index.model import ModelRef
     from gitmem.store.history import Version
     from gitmem.store.store import Store
@@ -62,11 +63,14 @@ class View:
 class TimeTravel:
     """The time-travel reads of one store; keeps its timeline caught up with HEAD."""
 
-    def __init__(self, store: Store, model: ModelRef | None) -> None:
+    def __init__(self, store: Store, model: ModelRef | None, head: Index | None = None) -> None:
+        """`head`: the store's search index, whose vectors the time-travel cache copies for the
+        versions it holds (with the same model) instead of embedding them again."""
         self.store = store
-        self.timeline = Timeline(store, model)
+        same = head is not None and model is not None and head.model_name == model.name
+        self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
         self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
-        self._versions = Versions(store.repo)  # shared by the views' keyword indexes
+        self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -277,7 +281,7 @@ class PastIndex:
         records never pays for it)."""
         if self._past_text is None:
             entries = sorted(self.view.entries.values(), key=lambda e: e.path)
-            self._past_text = PastText([self._versions.get(e.blob) for e in entries])
+            self._past_text = PastText(self._versions.get([e.blob for e in entries]))
         return self._past_text
 
     def close(self) -> None:

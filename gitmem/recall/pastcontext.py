@@ -9,7 +9,8 @@ documents, contexts and sources' index, made by the same code: gitmem.index.cont
 into a temporary directory removed with the view. BM25's statistics are then those of the
 view's records alone, so a recall as of a commit ranks as a clone checked out at that commit
 recalls at its HEAD. Only the keyword half needs it: the semantic half's vectors are of each
-version's own chunks, which the time-travel cache already holds.
+version's own chunks, which the time-travel cache already holds. The documents are made from
+each version's record and fields as the cache keeps them, never by parsing a blob again.
 """
 
 from __future__ import annotations
@@ -17,45 +18,35 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gitmem.index.build import IndexDoc, text_doc
 from gitmem.index.context import filling, open_parts, source_prior
-from gitmem.index.textdoc import TextFields, text_fields
 from gitmem.index.textindex import TextIndex
-from gitmem.store.recordfile import parse
-
-if TYPE_CHECKING:
-    from gitmem.store.git import GitRepo
-    from gitmem.store.record import Record
+from gitmem.recall.versions import Made
 
 __all__ = ["PastText", "Versions"]
 
-_KEPT = 30_000  # versions kept made in memory, a few KB each
-Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
+_KEPT = 30_000  # versions kept in memory, a few KB each
 
 
 class Versions:
-    """Each version's record and keyword fields (without context), made once per process
-    while kept: views at different dates share most of their versions, and making them is
-    most of a view's first search (profiled: parsing and fields ~1.1 s of ~2.4 s at 10,000
-    records)."""
+    """Each version's record and keyword fields (without context), read from the time-travel
+    cache, which made them when it first met the version (gitmem.recall.versions), and kept
+    per process while they fit: views at different dates share most of their versions."""
 
-    def __init__(self, repo: GitRepo) -> None:
-        self._repo = repo
+    def __init__(self, load: Callable[[Sequence[str]], dict[str, Made]]) -> None:
+        self._load = load
         self._made: dict[str, Made] = {}
 
-    def get(self, blob: str) -> Made:
-        found = self._made.get(blob)
-        if found is None:
-            if len(self._made) >= _KEPT:
+    def get(self, blobs: Sequence[str]) -> list[Made]:
+        """The Made of each of `blobs` (valid versions the cache holds), in their order."""
+        missing = [blob for blob in blobs if blob not in self._made]
+        if missing:
+            if len(self._made) + len(missing) > _KEPT:
                 self._made.clear()
-            record = parse(self._repo.blob(blob).decode("utf-8"))  # the timeline's: valid
-            fields = text_fields(text_doc(IndexDoc(record, record.path, blob)))
-            found = self._made[blob] = (record, fields)
-        return found
+            self._made.update(self._load(missing))
+        return [self._made[blob] for blob in blobs]
 
 
 class PastText:

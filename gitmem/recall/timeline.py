@@ -4,7 +4,6 @@ moment it was written, kept as a disposable cache next to the search index.
 Layout under the store's `.gitmem/`:
 
     timeline/timeline.sqlite   commits, events, versions, vector rows, the stamp
-    timeline/text/             a keyword index of every version, keyed by blob id
     timeline/vectors.f32       chunk vectors of every version (with an embedding model)
     timeline.lock              held by whoever catches it up or rebuilds it
 
@@ -12,7 +11,11 @@ Layout under the store's `.gitmem/`:
 gitmem.recall.commitwalk, which finds both.
 
 Versions are keyed by blob and parsed once ever; they depend on content only, so a history
-that was rewritten (not a fast-forward) re-walks the commits and keeps every version.
+that was rewritten (not a fast-forward) re-walks the commits and keeps every version. For the
+same reason a version whose blob the HEAD index holds takes its vectors from there (one text,
+one model: the same vectors) instead of being embedded again: in a store whose records are
+mostly written once, that is nearly all of them. No keyword index is kept: a view of the past
+indexes its own records, with their context as it stood (gitmem.recall.pastcontext).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -32,18 +35,19 @@ from gitmem.index.build import IndexDoc
 from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
-from gitmem.index.textindex import TextIndex, TextIndexCorrupt
 from gitmem.recall.commitwalk import is_record, walk
-from gitmem.recall.versions import COLUMNS, parse_versions, text_doc
+from gitmem.recall.versions import COLUMNS, Made, make, pack, parse_versions, unpack
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
 from gitmem.store.store import Store
 
-__all__ = ["Timeline"]
+__all__ = ["Donor", "Timeline"]
 
-SCHEMA_VERSION = "2"
+# 3: no keyword index of its own (`text/`), which 2 had and nothing read. 4: versions' Made.
+SCHEMA_VERSION = "4"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
+_COPIED = 50_000  # vector rows copied at a time
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,6 +65,7 @@ CREATE TABLE versions (
     updated INTEGER NOT NULL, weight REAL NOT NULL,
     ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
 );
+CREATE TABLE made (blob TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
 CREATE INDEX rows_by_blob ON rows (blob);
 """
@@ -72,25 +77,29 @@ _ENTRY = (
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
 _ORDERED = "SELECT t, id, path, blob FROM events ORDER BY t, gen, oid, blob IS NOT NULL"
+# The vectors another cache holds of some blobs: (blob, its number of rows) in order, those
+# rows' numbers and the matrix they index (gitmem.index.index.Index.vectors_of).
+Donor = Callable[[Collection[str]], tuple[list[tuple[str, int]], list[int], Any]]
 
 
 class Timeline:
     """Call `ensure_current` before reading; readers then see the state it caught up to."""
 
-    def __init__(self, store: Store, model: ModelRef | None) -> None:
+    def __init__(self, store: Store, model: ModelRef | None, donor: Donor | None = None) -> None:
+        """`donor`: where the vectors of versions already embedded (at HEAD) are copied from,
+        with the same model."""
         self.store = store
         self.model = model
+        self.donor = donor
         self.root = store.cache_dir / "timeline"
         self.notices: list[str] = []
         self._db: sqlite3.Connection | None = None
-        self._text: TextIndex | None = None
         self._rows: tuple[str, dict[str, list[int]], dict[int, str]] | None = None
         # The events in order and the valid versions' entries, read once per HEAD: a view is
         # then a scan in memory (a few ms at 10k events) rather than a query per moment.
         self._log: tuple[str, list[int], list[tuple[str, str, str | None]]] | None = None
         self._entries: dict[str, Entry] = {}
         self._built = 0  # inode of the database file opened: a rebuild swaps in a new one
-        self._seen: str | None = None  # the caught-up HEAD the keyword index was reloaded at
         # Counts the caches opened: a rebuild numbers vector rows anew, so what a reader kept
         # from an earlier one (asof's views) is stale.
         self.opened = 0
@@ -111,12 +120,7 @@ class Timeline:
                         self.notices.append(f"time-travel cache {problem}; rebuilding it from git")
                     self._rebuild()
                 elif self.meta("head") != head:
-                    self._catch_up(self._connection(), self._text_index(), self.root)
-        # Another process may have caught the cache up in place: searches must see what it added.
-        caught = self.meta("head")
-        if caught != self._seen:
-            self._text_index().reload()
-            self._seen = caught
+                    self._catch_up(self._connection(), self.root)
 
     def rebuild(self) -> None:
         with self._locked():
@@ -124,7 +128,7 @@ class Timeline:
 
     def _load(self) -> str | None:
         path = self.root / "timeline.sqlite"
-        if self._db is not None and self._text is not None:
+        if self._db is not None:
             # Another process may have swapped in a rebuilt cache: follow it.
             if self._built == _inode(path):
                 return None
@@ -136,11 +140,6 @@ class Timeline:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
             return f"is unreadable ({exc})"
-        try:
-            text = TextIndex.open(self.root / "text")
-        except TextIndexCorrupt as exc:
-            db.close()
-            return f"is unreadable ({exc.reason})"  # the caller rebuilds it
         if meta.get("schema") != SCHEMA_VERSION or "head" not in meta:
             db.close()
             return "is of another version or unfinished"
@@ -150,15 +149,14 @@ class Timeline:
         if _size(self.root / "vectors.f32") < int(meta.get("vector_bytes", "0")):
             db.close()
             return "has lost vectors"
-        self._db, self._text, self._built = db, text, _inode(path)
+        self._db, self._built = db, _inode(path)
         self.opened += 1
         return None
 
     def _close(self) -> None:
         if self._db is not None:
             self._db.close()
-        self._db, self._text, self._rows, self._log = None, None, None, None
-        self._seen = None
+        self._db, self._rows, self._log = None, None, None
         self._entries.clear()
 
     def _locked(self) -> AbstractContextManager[None]:
@@ -176,7 +174,7 @@ class Timeline:
         ]:
             shutil.rmtree(stale, ignore_errors=True)
         fresh = self.root.with_name(f"timeline.new-{os.getpid()}")
-        (fresh / "text").mkdir(parents=True)
+        fresh.mkdir(parents=True)
         db = _connect(fresh / "timeline.sqlite")
         try:
             db.executescript(_TABLES)
@@ -184,7 +182,7 @@ class Timeline:
                 "INSERT INTO meta VALUES (?, ?)",
                 [("schema", SCHEMA_VERSION), ("model", self.model_name)],
             )
-            self._catch_up(db, TextIndex.create(fresh / "text"), fresh)
+            self._catch_up(db, fresh)
         except BaseException:
             db.close()
             shutil.rmtree(fresh, ignore_errors=True)
@@ -198,7 +196,7 @@ class Timeline:
         if self._load() is not None:
             raise GitmemError(f"the time-travel cache at {self.root} could not be rebuilt")
 
-    def _catch_up(self, db: sqlite3.Connection, text: TextIndex, root: Path) -> None:
+    def _catch_up(self, db: sqlite3.Connection, root: Path) -> None:
         """Walk only the commits not seen yet; a history that was rewritten is walked again."""
         repo = self.store.repo
         head = self.store.head()
@@ -212,9 +210,8 @@ class Timeline:
         fresh = sorted({e[2] for e in events if e[2] is not None} - seen)
         versions, docs = parse_versions(repo, fresh)
         vector_rows = self._embed(db, root, docs)
-        text.write([text_doc(d) for d in docs], [])
         # One transaction: a catch-up that dies leaves the cache as it was (what it appended to
-        # the vector file is cut off, and the keyword index replaces by blob id, next time).
+        # the vector file is cut off next time).
         db.execute("BEGIN IMMEDIATE")
         try:
             if rewritten:
@@ -235,6 +232,8 @@ class Timeline:
         self._rows = None
 
     def _embed(self, db: sqlite3.Connection, root: Path, docs: Sequence[IndexDoc]) -> list[Any]:
+        """The vector rows of `docs` (row, blob): copied from the donor where it has them,
+        embedded otherwise."""
         vectors = self._vectors(root)
         if vectors is None:
             return []
@@ -243,8 +242,19 @@ class Timeline:
         assert isinstance(vectors, VectorFile) and self.model is not None
         vectors.truncate(_next_row(db))  # rows an update left before dying
         rows: list[tuple[int, str]] = []
-        for start in range(0, len(docs), _BATCH):
-            found = embed_docs(self.model.get(), vectors, docs[start : start + _BATCH])
+        wanted = {d.blob for d in docs}
+        given, numbers, matrix = self.donor(wanted) if self.donor and docs else ([], [], None)
+        if given and matrix is not None:
+            row = vectors.rows()
+            for start in range(0, len(numbers), _COPIED):  # in parts: 1M rows are 1 GB
+                vectors.append(matrix[numbers[start : start + _COPIED]])
+            for blob, count in given:
+                rows.extend((n, blob) for n in range(row, row + count))
+                row += count
+        copied = {blob for blob, _ in given}
+        rest = [d for d in docs if d.blob not in copied]
+        for start in range(0, len(rest), _BATCH):
+            found = embed_docs(self.model.get(), vectors, rest[start : start + _BATCH])
             rows.extend((row, blob) for blob, numbers in found.items() for row in numbers)
         return rows
 
@@ -253,15 +263,11 @@ class Timeline:
             return None
         from gitmem.index.vectors import VectorFile
 
-        return VectorFile((root or self.root) / "vectors.f32", self.model.get().info.dim)
+        return VectorFile((root or self.root) / "vectors.f32", self.model.dim)
 
     def _connection(self) -> sqlite3.Connection:
         assert self._db is not None
         return self._db
-
-    def _text_index(self) -> TextIndex:
-        assert self._text is not None
-        return self._text
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -332,12 +338,24 @@ class Timeline:
                 out[blob] = (json.loads(fields), body)
         return out
 
-    def search(self, query: str, n: int, allowed: frozenset[str]) -> list[tuple[str, float]]:
-        """(blob, BM25 score) of the best versions among `allowed` blobs."""
-        return [(h.blob, h.score) for h in self._text_index().search(query, n, allowed)]
-
-    def ceiling(self, query: str) -> float:
-        return self._text_index().ceiling(query)
+    def made(self, blobs: Sequence[str]) -> dict[str, Made]:
+        """Each valid version's record and keyword fields (gitmem.recall.versions.Made): as
+        an earlier view kept them, else made now and kept for the next. On a connection of
+        its own: a view asks from recall's keyword thread while the semantic half reads."""
+        db = _connect(self.root / "timeline.sqlite")
+        try:
+            out: dict[str, Made] = {}
+            for part in _chunks(blobs):
+                query = f"SELECT blob, data FROM made WHERE blob IN ({_marks(len(part))})"
+                out.update((blob, unpack(data)) for blob, data in db.execute(query, part))
+            fresh = [blob for blob in blobs if blob not in out]
+            for blob in fresh:
+                out[blob] = make(self.store.repo, blob)
+            if fresh:
+                _keep(db, [(blob, pack(out[blob])) for blob in fresh])
+        finally:
+            db.close()
+        return out
 
     def vector_rows(self) -> tuple[dict[str, list[int]], dict[int, str]]:
         """blob -> its vector rows, and row -> blob (read once per caught-up state)."""
@@ -379,6 +397,21 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+def _keep(db: sqlite3.Connection, made: list[tuple[str, bytes]]) -> None:
+    """Add versions' Made in one transaction; content-addressed, so any writer's row is right,
+    and a cache another process is writing (busy past SQLite's timeout) is left without."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return
+    try:
+        db.executemany("INSERT OR IGNORE INTO made VALUES (?, ?)", made)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:
