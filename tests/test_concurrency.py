@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -109,6 +110,20 @@ def test_someone_elses_git_lock_is_respected(store_path: Path) -> None:
     with pytest.raises(Exception, match="git is busy"):
         Store.open(store_path).record("fact", "x", title="Blocked")
     assert (store_path / ".git" / "index.lock").exists()
+
+
+def test_a_git_command_that_holds_the_lock_briefly_is_waited_for(store_path: Path) -> None:
+    """A `git status` an editor runs holds index.lock for a moment: a write waits for it (as
+    git's own lock waits), where it refused at once and a hook's capture was dropped."""
+    lock = store_path / ".git" / "index.lock"
+    lock.write_text("")
+    timer = threading.Timer(0.5, lock.unlink)
+    timer.start()
+    try:
+        Store.open(store_path).record("fact", "x", title="After a brief lock")
+    finally:
+        timer.join()
+    assert_clean(store_path)
 
 
 AMENDER = """

@@ -116,3 +116,34 @@ def test_a_fold_puts_files_older_than_two_seconds_in_the_shared_index(
     assert index is not None and index.base is not None
     assert [e.path for e in index.entries] == [b"new.md"]
     assert_agree(tmp_path)
+
+
+def test_a_fold_from_a_plain_index_decides_each_entry_once_across_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review (session 13): a fold from a plain index asked `_fresh` before splicing the whole
+    index and again after; a second's tick in between left a just-written file in neither the
+    shared index nor the split part, so `git status` saw it deleted and untracked. Here the
+    file is written in one second, the write starts in the next and its splice ends in the
+    one after, always."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "old.md").write_bytes(b"old")
+    git(tmp_path, "add", "old.md")  # a plain index: an existing store, or after `git read-tree`
+    real = gitindex.sharedindex.splice
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        time.sleep(1.05 - time.time() % 1)
+        return out
+
+    monkeypatch.setattr(gitindex.sharedindex, "splice", slow)
+    while time.time() % 1 < 0.6:  # the file is written late in a second
+        time.sleep(0.01)
+    (tmp_path / "a.md").write_bytes(b"A")
+    git(tmp_path, "hash-object", "-w", "a.md")
+    entry = gitindex.entry_for("a.md", blob_id(b"A"), (tmp_path / "a.md").lstat())
+    while time.time() % 1 > 0.3:  # the write begins early in the next second...
+        time.sleep(0.01)
+    gitindex.stage(tmp_path / ".git", {"a.md": entry})  # ...and its splice ends in the one after
+    assert git(tmp_path, "ls-files").split() == ["a.md", "old.md"]
+    assert_agree(tmp_path)

@@ -17,7 +17,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from gitmem.atomic import TEMP_PREFIX
 from gitmem.errors import GitmemError
-from gitmem.store import writes
+from gitmem.store import gitindex, writes
 from gitmem.store.config import Config
 from gitmem.store.git import GitRepo
 from gitmem.store.gitfiles import pack_loose_objects
@@ -83,7 +83,7 @@ class Committer(Reader):
         index_lock = self.repo.git_dir / "index.lock"
         with self._exclusive():
             assert self._begin is not None
-            if index_lock.exists():
+            if gitindex.busy(self.repo.git_dir):
                 raise GitmemError(
                     f"git is busy in this store ({index_lock} exists); if no git command is "
                     "running there, remove that file and try again"

@@ -58,6 +58,7 @@ __all__ = [
     "Entry",
     "IndexFile",
     "IndexUnreadable",
+    "busy",
     "entry_for",
     "merged",
     "read",
@@ -131,7 +132,12 @@ def stage(
     fd = _lock(lock)
     try:
         try:
-            data, shared, before = _restaged(git_dir, changes, split, root or git_dir.parent)
+            # One moment for the whole write, by the file system's clock (the lock file was
+            # just made): what a fold keeps in the split part is decided once (`_fresh`).
+            cutoff = os.fstat(fd).st_mtime_ns // 1_000_000_000 - 1
+            data, shared, before = _restaged(
+                git_dir, changes, split, root or git_dir.parent, cutoff
+            )
             if shared is not None:
                 sharedindex.write_shared(git_dir, shared)
             view = memoryview(data)
@@ -153,7 +159,7 @@ def stage(
 
 
 def _restaged(
-    git_dir: Path, changes: Mapping[str, Entry | None], split: bool, root: Path
+    git_dir: Path, changes: Mapping[str, Entry | None], split: bool, root: Path, cutoff: int
 ) -> tuple[bytes, bytes | None, bytes | None]:
     """The new index file, the new shared index if any, and the shared index the current
     index names (if any). A plain index (an existing store's, or with core.splitIndex=false)
@@ -163,7 +169,7 @@ def _restaged(
         with open(path, "rb") as f:
             raw, since = f.read(), os.fstat(f.fileno()).st_mtime_ns // 1_000_000_000
     except FileNotFoundError:
-        return (*_staged(git_dir, None, changes, split), None)
+        return (*_staged(git_dir, None, changes, split, cutoff), None)
     laid = sharedindex.layout(raw)
     if split and laid is not None and laid[1] is not None and _unmarked(laid[1]):
         within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
@@ -174,18 +180,18 @@ def _restaged(
         current = parse(raw, path)
         kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
-        return (*_staged(git_dir, current, changes, split, since), current.base)
+        return (*_staged(git_dir, current, changes, split, cutoff, since), current.base)
     spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
         spliced.update(
             {p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()}
         )
         return sharedindex.splice(raw, spliced, starts), None, None
-    spliced.update(
-        {p.encode(): None if e is None or _fresh(e) else entry_bytes(e) for p, e in changes.items()}
-    )
+    fresh = [e for e in changes.values() if e is not None and _fresh(e, cutoff)]
+    spliced.update({p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()})
+    spliced.update({e.path: None for e in fresh})
     shared = sharedindex.splice(raw, spliced, starts)
-    return _split_part(shared, filter(_fresh, changes.values())), shared, None
+    return _split_part(shared, fresh), shared, None
 
 
 def _within(
@@ -232,6 +238,7 @@ def _staged(
     current: IndexFile | None,
     changes: Mapping[str, Entry | None],
     split: bool,
+    cutoff: int,
     since: int = 0,
 ) -> tuple[bytes, bytes | None]:
     """The new index file, and the new shared index if this write folds. A fold keeps in the
@@ -248,7 +255,7 @@ def _staged(
         and e.path not in updates
         and STAT.unpack_from(e.fixed)[2] >= since > 0
     ]
-    held = [*filter(_fresh, updates.values()), *racy]
+    held = [*(e for e in updates.values() if _fresh(e, cutoff)), *racy]
     base = None if current is None else current.base
     if split and current is not None and base is not None and not any(current.bitmaps()):
         kept = [e for e in current.entries if e.path not in updates]
@@ -264,7 +271,7 @@ def _staged(
         if fits and shared_ok:
             return encode(with_entries(kept, added), base + NO_BITMAPS), None
     if split and current is not None and base not in (None, NULL) and not any(current.bitmaps()):
-        settled = {p: None if _fresh(e) else e for p, e in updates.items()}
+        settled = {p: None if _fresh(e, cutoff) else e for p, e in updates.items()}
         spliced = _spliced(git_dir, current, {**settled, **{e.path: None for e in racy}})
         if spliced is not None:
             return _split_part(spliced, held), spliced
@@ -274,19 +281,21 @@ def _staged(
         return encode(everything, None), None
     out = updates.keys() | {e.path for e in racy}
     kept = [e for e in merged(git_dir, current) if e.path not in out]
-    older = [e for e in updates.values() if e is not None and not _fresh(e)]
+    older = [e for e in updates.values() if e is not None and not _fresh(e, cutoff)]
     shared = encode(with_entries(kept, older), None)
     return _split_part(shared, held), shared
 
 
-def _fresh(entry: Entry | None) -> bool:
+def _fresh(entry: Entry | None, cutoff: int) -> bool:
     """Whether an entry a fold writes stays in the split part (or, None, is gone): one whose
     file's mtime is not two seconds older than now may still be racily clean against the
     index about to be written, and the next write must check it (`_smudged`), which it does
     not do for the shared index's entries. Older ones go into the shared index (an import's
     thousands of files, but its last second's): they cannot be racy against any later index.
-    Two seconds, not one: the file system's clock may lag the process's by a tick."""
-    return entry is None or STAT.unpack_from(entry.fixed)[2] >= int(time.time()) - 1
+    `cutoff` is one second before the write's moment by the file system's clock (the mtime
+    of the lock file it made), decided once a write: an entry judged twice could be judged
+    both ways across a second's tick and land in neither part (review, session 13)."""
+    return entry is None or STAT.unpack_from(entry.fixed)[2] >= cutoff
 
 
 def _split_part(shared: bytes, written: Iterable[Entry | None]) -> bytes:
@@ -352,6 +361,17 @@ def _smudged_plain(
     return {
         new.path: entry_bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old
     }
+
+
+def busy(git_dir: Path) -> bool:
+    """Whether git's index.lock is still there after waiting up to LOCK_WAIT for the git
+    command that holds it (a `git status` an editor runs) to finish, as `_lock` waits."""
+    lock = git_dir / "index.lock"
+    for _ in range(int(LOCK_WAIT / 0.01)):
+        if not lock.exists():
+            return False
+        time.sleep(0.01)
+    return lock.exists()
 
 
 def _lock(lock: Path) -> int:
