@@ -264,12 +264,18 @@ def test_a_graph_that_cannot_be_built_leaves_the_recall_answering_exactly(
     _answers(store)
     before = _stamp(store)
 
+    tried: list[Path] = []
+
     def fails(path: Path) -> int:
+        tried.append(path)
         raise OSError(28, "No space left on device")  # what a full disk does to the save
 
     monkeypatch.setattr(ann, "crc32", fails)
     store.record("fact", "Queues drain before deploys.", title="Drain queues")
     found = _answers(store)
+    assert tried, "the build was not attempted"
+    failed = annbuild.failure(store.cache_dir / "index")
+    assert failed is not None and "No space left" in failed.message
     assert _stamp(store) == before  # the graph in place is kept, behind ...
     assert not list((store.cache_dir / "index").glob("*.tmp-*"))  # ... and nothing half-saved
     monkeypatch.undo()

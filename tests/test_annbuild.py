@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -62,12 +62,20 @@ def test_the_detached_builder_builds_outside_the_index_lock_and_installs_under_i
     assert started == [root]  # ... and started the builder, which was not there yet
     assert not list(root.glob("ann-*"))
     monkeypatch.undo()  # the real start, spawning `python -m gitmem.index.annbuild`
+    spawns: list[Sequence[str]] = []
+    spawn = annbuild.start_detached
+
+    def counted(args: Sequence[str], env: Mapping[str, str], output: str) -> bool:
+        spawns.append(args)
+        return spawn(args, env, output)
+
+    monkeypatch.setattr(annbuild, "start_detached", counted)
     with cache_lock(store.cache_dir / "index.lock", 10, "the search index"):
         assert annbuild.start(root, dim)
         # It builds while the index is locked (a catch-up, a rebuild) ...
         _wait(lambda: any(root.glob("ann-*.tmp-*")), "the builder's temporary graph")
         assert annbuild.running(root)
-        assert annbuild.start(root, dim)  # one at work: no second
+        assert annbuild.start(root, dim) and len(spawns) == 1  # one at work: no second
         assert not list(root.glob("ann-*.json"))  # ... and puts nothing in place meanwhile
         assert _answers(store) == exact  # readers rank exactly, without the lock
     _wait(lambda: not annbuild.running(root), "the builder to finish")
@@ -193,6 +201,7 @@ def large(store_path: Path, tiny_model_dir: Path, spawned: list[list[str]]) -> L
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The real annbuild.start, each detached builder it spawns noted instead (one that dies)."""
     monkeypatch.setattr(ann, "THRESHOLD", 10)
+    monkeypatch.delenv("GITMEM_BACKGROUND_INDEX")  # conftest turns background work off
     calls: list[list[str]] = []
 
     def note(args: list[str], env: object, output: str = "") -> bool:
@@ -359,3 +368,37 @@ def test_the_builders_output_goes_to_the_hook_log_when_there_is_one(
     (store.cache_dir / LOG_NAME).write_text("")
     store.rebuild()
     assert outputs == [os.devnull, str(store.cache_dir / LOG_NAME)]
+
+
+def _never(*args: object) -> bool:
+    raise AssertionError("a builder was started")
+
+
+def test_background_work_off_builds_the_graph_in_the_writing_process(
+    store_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ann, "THRESHOLD", 10)
+    monkeypatch.setattr(annbuild, "start_detached", _never)
+    store, root, _ = _large(store_path, tiny_model_dir)  # GITMEM_BACKGROUND_INDEX=off here
+    stamp = json.loads(next(root.glob("ann-*.json")).read_text())
+    assert stamp["covered"] == store.index()._catalog.next_row()  # type: ignore[union-attr]
+    assert not annbuild.running(root) and store.check_index() == []
+
+
+def test_a_writer_without_usearch_reads_no_row_facts_and_leaves_the_graph(
+    store_path: Path, tiny_model_dir: Path, started: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, root, dim = _large(store_path, tiny_model_dir)
+    annbuild.build(root, dim, wait=True)
+    graphs = sorted(root.glob("ann-*"))
+    catalog = store.index()._catalog
+    assert catalog is not None and graphs
+    monkeypatch.setattr(ann, "available", lambda: False)  # an install without the extra
+
+    def unread() -> None:
+        raise AssertionError("row facts read")
+
+    monkeypatch.setattr(catalog, "row_facts", unread)
+    vectors = VectorFile(root / str(catalog.meta("vectors") or "vectors.f32"), dim)
+    assert annbuild.plan(root, vectors, catalog) == ann.Outcome()
+    assert sorted(root.glob("ann-*")) == graphs

@@ -180,9 +180,9 @@ def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outco
     it leaves the graph as it is, for the install that built it (readers here rank exactly)."""
     path, stamp_path = graph_paths(root, vectors_name)
     had = _drop_others(root, path, stamp_path) or stamp_path.exists()
-    live = rows - int(dead[:rows].sum())
-    if not available():
+    if not available():  # `dead` may be None then: not read
         return Outcome()
+    live = rows - int(dead[:rows].sum())
     if live < KEEP * THRESHOLD or (live < THRESHOLD and not had):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)

@@ -67,6 +67,7 @@ LOCK = "graph.lock"  # in the store's .gitmem/, beside index.lock: the index dir
 WANT = "graph.want"  # ... appended to by each write that wants the builder
 FAILURE = "graph.failure"  # ... the last attempts that failed: {"time", "count", "message"}
 _HOOK_LOG = "hooks.log"  # gitmem.hooks.events.LOG_NAME (a higher layer): the builder's output
+_OFF = ("off", "0", "no", "false")  # GITMEM_BACKGROUND_INDEX values, as gitmem.cli.background
 _ROUNDS = 3  # builds a builder does, at most, for requests that came while it was at work
 _BACKOFF, _BACKOFF_CAP = 60.0, 86_400.0  # seconds before a failed builder is started again
 # Insertion threads. Two halve the wall time of one on a 2-core host for 11% more CPU and the
@@ -84,6 +85,8 @@ def plan(root: Path, vectors: VectorFile, catalog: Catalog) -> ann.Outcome:
     none is wanted: exact until they are. Never raises: a cache must not fail a recall."""
     if catalog.live_rows() < ann.THRESHOLD and not any(root.glob("ann-*")):
         return ann.Outcome()
+    if not ann.available():  # the row facts are not read: the graph stays for its install
+        return ann.plan(root, vectors.path.name, catalog.next_row(), None, vectors.dim)
     from gitmem.index.vectors import RowArrays
 
     try:
@@ -192,10 +195,14 @@ def start(root: Path, dim: int) -> bool:
     """Ask for the builder of the index at `root` (vectors of `dim` dimensions) and start it,
     detached, unless one is at work (it builds again for this request) or the last attempts
     failed recently (backing off); whether one is now. It inherits this process's environment
-    and writes to the hook log when there is one."""
+    and writes to the hook log when there is one. With GITMEM_BACKGROUND_INDEX=off it builds
+    here instead, before returning."""
     _request(root)
     if running(root):
         return True
+    if os.environ.get("GITMEM_BACKGROUND_INDEX", "").strip().lower() in _OFF:
+        build(root, dim, wait=True)  # no background process: here, as the hooks index then
+        return False
     failed = failure(root)
     if failed is not None and time.time() < failed.retry_at():
         return False
