@@ -399,3 +399,38 @@ def test_the_graph_is_kept_a_little_below_the_threshold_and_by_installs_without_
     store.record("fact", "Queues drain before deploys.", title="Drain queues")
     _answers(store)
     assert not _graphs(store)  # and not built again until the threshold
+
+
+def test_a_save_cut_off_twice_leaves_a_graph_its_stamp_describes(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    stamp_path = next((store.cache_dir / "index").glob("ann-*.json"))
+    old = json.loads(stamp_path.read_text())
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    _answers(store)
+    new = json.loads(stamp_path.read_text())
+    # Cut off once after the new graph was put in place, before its stamp was written ...
+    stamp_path.write_text(json.dumps(old | {"next": [new[f] for f in FIELDS]}))
+    assert store.check_index() == []
+
+    class Killed(BaseException):
+        """Stands for SIGKILL between the stamp naming the next graph and the graph's rename."""
+
+    rename = os.replace
+    killed_at: list[str] = []
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        if ".usearch.tmp-" in str(source):  # the graph's rename, its stamp naming it as next
+            killed_at.append(json.loads(stamp_path.read_text())["next"])
+            raise Killed
+        rename(source, target)
+
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    with monkeypatch.context() as patch:  # ... and again, by the next save, before its rename
+        patch.setattr(os, "replace", replace)
+        with pytest.raises(Killed):
+            _answers(store)
+    assert killed_at  # cut off where it was meant to be
+    assert ann.check(stamp_path.parent) == []  # the graph in place is still described

@@ -227,6 +227,7 @@ class Prepared:
     base: Stamp | None  # the stamp it was made from (None: made anew)
     made: Stamp
     notice: str | None
+    in_place: Stamp | None = None  # what describes the graph it extends: base, or base's next
 
 
 class Stale(Exception):
@@ -257,6 +258,7 @@ def prepare(
         if index is None or len(index) > rows:
             notice = f"the search index's vector graph {path.name} is damaged; built it again"
             index, described = None, None
+    in_place = described if index is not None else None
     if index is None:
         index, described = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0, 0, 0)
     assert described is not None
@@ -282,7 +284,7 @@ def prepare(
         temporary.unlink(missing_ok=True)
         raise
     made = Stamp(vectors_name, dim, rows, removed, size, crc, inode, mtime_ns)
-    return Prepared(temporary, base, made, notice)
+    return Prepared(temporary, base, made, notice, in_place)
 
 
 _ADD_BATCH = 65_536
@@ -298,9 +300,9 @@ def install(root: Path, prepared: Prepared) -> bool:
         if read_stamp(stamp_path) != prepared.base:
             return False
         made = prepared.made
-        if prepared.base is not None:
-            then = made.saved()
-            replace_file(stamp_path, json.dumps(replace(prepared.base, next=then).record()))
+        if prepared.base is not None:  # the graph in place stays described till the rename
+            kept = prepared.in_place or prepared.base
+            replace_file(stamp_path, json.dumps(replace(kept, next=made.saved()).record()))
         os.replace(prepared.temporary, path)
         replace_file(stamp_path, json.dumps(made.record()))
         return True
