@@ -76,6 +76,8 @@ def test_the_detached_builder_builds_outside_the_index_lock_and_installs_under_i
         _wait(lambda: any(root.glob("ann-*.tmp-*")), "the builder's temporary graph")
         assert annbuild.running(root)
         assert annbuild.start(root, dim) and len(spawns) == 1  # one at work: no second
+        assert annbuild.failure(root) is not None  # its attempt, noted till it ends ...
+        assert annbuild.reported_failure(root) is None  # ... is not shown as a failure
         assert not list(root.glob("ann-*.json"))  # ... and puts nothing in place meanwhile
         assert _answers(store) == exact  # readers rank exactly, without the lock
     _wait(lambda: not annbuild.running(root), "the builder to finish")

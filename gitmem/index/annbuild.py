@@ -58,6 +58,7 @@ __all__ = [
     "failure",
     "main",
     "plan",
+    "reported_failure",
     "running",
     "start",
     "state",
@@ -163,6 +164,12 @@ def failure(root: Path) -> Failure | None:
         return Failure(float(data["time"]), int(data["count"]), str(data["message"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def reported_failure(root: Path) -> Failure | None:
+    """`failure`, for `gitmem rebuild --json` and `gitmem doctor`: None while a builder is at
+    work (its own attempt is noted as failed until it ends)."""
+    return None if running(root) else failure(root)
 
 
 def _note_failure(root: Path, message: str, count: int) -> None:

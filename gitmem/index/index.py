@@ -182,7 +182,7 @@ class Index:
         with self._locked():
             dim = None if self.model is None else self.model.dim
             found = verify.check(self.root, dim) + graph_problems(self.root)
-        failed = annbuild.failure(self.root)
+        failed = annbuild.reported_failure(self.root)
         if failed is not None:
             import time
 
@@ -483,7 +483,7 @@ class Index:
 
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         assert self._catalog is not None
-        failed = annbuild.failure(self.root)
+        failed = annbuild.reported_failure(self.root)
         return {
             "commit": self._stamp(),
             "records": self._catalog.count(),
