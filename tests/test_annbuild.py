@@ -70,6 +70,8 @@ def test_the_detached_builder_builds_outside_the_index_lock_and_installs_under_i
         return spawn(args, env, output)
 
     monkeypatch.setattr(annbuild, "start_detached", counted)
+    log = store.cache_dir / "hooks.log"  # the hooks keep one: the builder writes to it
+    log.write_text("")
     with cache_lock(store.cache_dir / "index.lock", 10, "the search index"):
         assert annbuild.start(root, dim)
         # It builds while the index is locked (a catch-up, a rebuild) ...
@@ -81,6 +83,7 @@ def test_the_detached_builder_builds_outside_the_index_lock_and_installs_under_i
         assert not list(root.glob("ann-*.json"))  # ... and puts nothing in place meanwhile
         assert _answers(store) == exact  # readers rank exactly, without the lock
     _wait(lambda: not annbuild.running(root), "the builder to finish")
+    assert "Z vector graph builder: built the vector graph of" in log.read_text()
     stamp = json.loads(next(root.glob("ann-*.json")).read_text())
     assert stamp["covered"] == store.index()._catalog.next_row()  # type: ignore[union-attr]
     assert not list(root.glob("ann-*.tmp-*"))

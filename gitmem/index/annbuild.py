@@ -221,15 +221,16 @@ def start(root: Path, dim: int) -> bool:
 
 def build(root: Path, dim: int, *, wait: bool) -> str:
     """Bring the graph of the index at `root` up to the index as it is now; one line saying
-    what was done. With `wait`, waits for a builder at work to finish first. Builds again
-    (at most `_ROUNDS` in all) while writes asked for it meanwhile."""
-    said = ""
+    what was done (each round's, joined). With `wait`, waits for a builder at work to finish
+    first. Builds again (at most `_ROUNDS` in all) while writes asked for it meanwhile."""
+    said: list[str] = []
     for _ in range(_ROUNDS):
-        said, held = _round(root, dim, wait=wait)
+        done, held = _round(root, dim, wait=wait)
+        said.append(done)
         if not held or not _requested(root):  # looked at with the lock released
             break
         wait = False  # a builder that took the lock meanwhile serves the request
-    return said
+    return "; then ".join(said)
 
 
 def _round(root: Path, dim: int, *, wait: bool) -> tuple[str, bool]:
@@ -304,11 +305,14 @@ def _no_ids(rows: list[int]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m gitmem.index.annbuild ROOT DIM`: the detached builder; always 0."""
+    """`python -m gitmem.index.annbuild ROOT DIM`: the detached builder; always 0. It says
+    what it did in one line shaped as the hook log's (gitmem.hooks.events.log)."""
     with contextlib.suppress(OSError):
         os.nice(10)  # the agent's own work comes first
     with contextlib.suppress(Exception):
-        print(build(Path(argv[0]), int(argv[1]), wait=False), flush=True)
+        said = build(Path(argv[0]), int(argv[1]), wait=False)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        print(f"{stamp} vector graph builder: {said}", flush=True)
     return 0
 
 
