@@ -8,6 +8,8 @@ Layout under the store's `.gitmem/`:
     index/ann-*.usearch    a large index's vector graph and its stamp (gitmem.index.ann)
     index.lock             held by whoever updates or rebuilds
     graph.lock             held by the vector graph's builder (gitmem.index.annbuild)
+    graph.want             appended to by each write that wants the builder
+    graph.failure          the builder's last failed attempts (time, count, message)
 
 Before a read, `Index` opens the parts of the build in place, checks that they belong to one
 build, and catches up with HEAD under the lock (the writing is gitmem.index.catchup's: apply the
