@@ -7,6 +7,7 @@ the graph as the detached builder would; tests/test_annbuild.py runs the detache
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from tinymodel import build_tiny_model
 
 from gitmem.api import Store
 from gitmem.index import ann, annbuild
+from gitmem.index.annstamp import FIELDS
 from gitmem.index.entries import Filter
 from gitmem.index.vectors import GraphRanking, Ranking, VectorFile, normalise
 
@@ -227,15 +229,17 @@ def test_a_save_cut_off_between_graph_and_stamp_costs_no_new_graph(
     index_dir = store.cache_dir / "index"
     stamp_path = next(index_dir.glob("ann-*.json"))
     graph = next(index_dir.glob("ann-*.usearch"))
-    old_stamp, old_graph = json.loads(stamp_path.read_text()), graph.read_bytes()
+    old_stamp, old_graph = json.loads(stamp_path.read_text()), index_dir / "old.usearch"
+    os.link(graph, old_graph)  # the graph as saved, the same file (inode, mtime)
     store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
     _answers(store)
     new = json.loads(stamp_path.read_text())
     assert new["covered"] > old_stamp["covered"]
-    cut = old_stamp | {"next": [new[f] for f in ("covered", "removed", "size", "crc")]}
+    cut = old_stamp | {"next": [new[f] for f in FIELDS]}
     stamp_path.write_text(json.dumps(cut))
     if not graph_saved:
-        graph.write_bytes(old_graph)
+        os.replace(old_graph, graph)
+    old_graph.unlink(missing_ok=True)
     started: list[Path] = []
 
     def note(root: Path, dim: int) -> bool:
@@ -260,12 +264,18 @@ def test_a_graph_that_cannot_be_built_leaves_the_recall_answering_exactly(
     _answers(store)
     before = _stamp(store)
 
+    tried: list[Path] = []
+
     def fails(path: Path) -> int:
+        tried.append(path)
         raise OSError(28, "No space left on device")  # what a full disk does to the save
 
     monkeypatch.setattr(ann, "crc32", fails)
     store.record("fact", "Queues drain before deploys.", title="Drain queues")
     found = _answers(store)
+    assert tried, "the build was not attempted"
+    failed = annbuild.failure(store.cache_dir / "index")
+    assert failed is not None and "No space left" in failed.message
     assert _stamp(store) == before  # the graph in place is kept, behind ...
     assert not list((store.cache_dir / "index").glob("*.tmp-*"))  # ... and nothing half-saved
     monkeypatch.undo()
@@ -290,23 +300,63 @@ def test_a_plan_that_fails_drops_the_graph_and_the_recall_answers_exactly(
     assert found == _exact(store, tiny_model_dir, monkeypatch)
 
 
-def test_a_graph_changed_in_place_is_found_by_the_builders_checksum_and_built_again(
-    store_path: Path, tiny_model_dir: Path, small_threshold: None
-) -> None:
-    store = _searchable(store_path, tiny_model_dir, 30)
-    _answers(store)
-    assert store.check_index() == []
-    graph = next((store.cache_dir / "index").glob("ann-*.usearch"))
+def _damage_in_place(graph: Path) -> None:
+    """Flip bytes of `graph` in its second half, keeping its size and inode, as a stray write
+    would (its mtime moves on; made sure of on a file system with coarse timestamps)."""
+    before = graph.stat().st_mtime_ns
     data = bytearray(graph.read_bytes())
     for at in random.Random(7).sample(range(len(data) // 2, len(data)), 20):
-        data[at] ^= 0xFF  # the same size: only the checksum tells
-    graph.write_bytes(bytes(data))
-    assert any("vector graph" in p for p in store.check_index())  # gitmem doctor
+        data[at] ^= 0xFF
+    with graph.open("r+b") as handle:  # in place: the same inode
+        handle.write(bytes(data))
+    if graph.stat().st_mtime_ns == before:
+        os.utime(graph, ns=(before + 1, before + 1))
+
+
+def test_a_graph_changed_in_place_is_never_mapped_and_the_next_write_builds_it_again(
+    store_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ann, "THRESHOLD", 10)  # LAZY_ROWS as shipped: a write is near enough
+    monkeypatch.setattr(annbuild, "start", build_now)
+    store = _searchable(store_path, tiny_model_dir, 30)
+    before = _answers(store)
+    assert store.check_index() == []
+    root = store.cache_dir / "index"
+    graph = next(root.glob("ann-*.usearch"))
+    inode = graph.stat().st_ino
+    _damage_in_place(graph)
+    assert graph.stat().st_ino == inode
+    dim = store.model().dim  # type: ignore[union-attr]
+    assert ann.open_graph(root, str(_stamp(store)["vectors"]), dim) is None  # never mapped
     again = reopened(store.root, tiny_model_dir)
+    assert _answers(again) == before  # ranked exactly
     again.record("fact", "Queues drain before deploys.", title="Drain queues")
-    again.recall("queue deploy")  # the catch-up starts the builder, which checks it first
+    result = again.recall("queue deploy")  # the catch-up removes it and starts the builder
+    assert any("vector graph" in n and "building it again" in n for n in result.notices)
     assert again.check_index() == []  # built anew, not extended
     assert _stamp(again)["covered"] == again.index()._catalog.next_row()  # type: ignore[union-attr]
+    assert ann.open_graph(root, str(_stamp(again)["vectors"]), dim) is not None
+
+
+@pytest.mark.parametrize("how", ["in place", "bit rot"])
+def test_doctor_removes_a_damaged_graph_and_says_so(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, how: str
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    before = _answers(store)
+    graph = next((store.cache_dir / "index").glob("ann-*.usearch"))
+    stat = graph.stat()
+    _damage_in_place(graph)
+    if how == "bit rot":  # beneath the file system: the stat cannot tell, the checksum can
+        os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    problems = store.check_index()  # gitmem doctor
+    why = "changed or replaced" if how == "in place" else "checksum does not match"
+    assert len(problems) == 1 and why in problems[0] and "removed" in problems[0], problems
+    assert not graph.exists()
+    assert _answers(reopened(store.root, tiny_model_dir)) == before  # ranked exactly
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    _answers(store)
+    assert graph.exists() and store.check_index() == []  # the next write built it again
 
 
 def test_a_graph_of_another_size_than_its_stamp_says_is_not_opened(
@@ -349,3 +399,38 @@ def test_the_graph_is_kept_a_little_below_the_threshold_and_by_installs_without_
     store.record("fact", "Queues drain before deploys.", title="Drain queues")
     _answers(store)
     assert not _graphs(store)  # and not built again until the threshold
+
+
+def test_a_save_cut_off_twice_leaves_a_graph_its_stamp_describes(
+    store_path: Path, tiny_model_dir: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _searchable(store_path, tiny_model_dir, 30)
+    _answers(store)
+    stamp_path = next((store.cache_dir / "index").glob("ann-*.json"))
+    old = json.loads(stamp_path.read_text())
+    store.record("fact", "Webhooks are signed with HMAC.", title="Webhook signatures")
+    _answers(store)
+    new = json.loads(stamp_path.read_text())
+    # Cut off once after the new graph was put in place, before its stamp was written ...
+    stamp_path.write_text(json.dumps(old | {"next": [new[f] for f in FIELDS]}))
+    assert store.check_index() == []
+
+    class Killed(BaseException):
+        """Stands for SIGKILL between the stamp naming the next graph and the graph's rename."""
+
+    rename = os.replace
+    killed_at: list[str] = []
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        if ".usearch.tmp-" in str(source):  # the graph's rename, its stamp naming it as next
+            killed_at.append(json.loads(stamp_path.read_text())["next"])
+            raise Killed
+        rename(source, target)
+
+    store.record("fact", "Queues drain before deploys.", title="Drain queues")
+    with monkeypatch.context() as patch:  # ... and again, by the next save, before its rename
+        patch.setattr(os, "replace", replace)
+        with pytest.raises(Killed):
+            _answers(store)
+    assert killed_at  # cut off where it was meant to be
+    assert ann.check(stamp_path.parent) == []  # the graph in place is still described

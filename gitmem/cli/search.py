@@ -137,7 +137,7 @@ def _batch_defaults(options: Any) -> dict[str, Any]:
 
 _WAIT_GRAPH_HELP = (
     "With a large index (200k vectors or more, the scale extra installed): build its vector"
-    " graph before returning instead of in the background."
+    " graph before returning instead of in the background; exit 1 if it could not be built."
 )
 
 
@@ -150,14 +150,24 @@ def rebuild(
     """Build the search index again from HEAD (it is a cache: this loses nothing).
 
     A large index's vector graph is then built by a detached low-priority process ("graph":
-    "building" in --json); recalls rank exactly until it is saved."""
+    "building" in --json; "failed", with "graph_failure", when its last attempt failed);
+    recalls rank exactly until it is saved."""
     opened = open_store(store)
     if opened.model_problem:
         display.notice(f"building without semantic search: {opened.model_problem}")
     with display.progress("indexing records") as advance:
         stats = opened.rebuild(progress=advance, wait_graph=wait_graph)
+    failed = stats["graph_failure"]
+    if failed is not None:
+        display.notice(
+            f"the vector graph could not be built: {failed['message']}; recalls rank exactly"
+            " (gitmem doctor says when it is tried again)"
+        )
     if as_json:
         display.json_out(stats)
+    if failed is not None and wait_graph:
+        raise typer.Exit(1)
+    if as_json:
         return
     display.say(
         f"indexed {stats['records']} records at {(stats['commit'] or '-')[:10]}"

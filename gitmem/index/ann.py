@@ -14,7 +14,7 @@ filtered out by the row facts, so a graph behind the index costs time, never ans
 that cannot be read (damaged, half-written, from another usearch) is ignored by readers.
 
 Who writes it. A writer of the index (a catch-up, a rebuild, under the index lock) only decides
-(`plan`): the graph is near enough (at most `LAZY_ROWS` behind, checked by its size and header,
+(`plan`): the graph is near enough (at most `LAZY_ROWS` behind, checked by its stat and header,
 no checksum: ~0.2 s at 1M for every catch-up otherwise), or it is wanted anew or further along,
 and the writer's caller starts the builder (gitmem.index.annbuild) once the lock is released.
 Building is seconds a thousand rows (~30 CPU-minutes at 1M), far beyond any write's budget; a
@@ -32,11 +32,10 @@ matters (tests/test_ann.py) is that answers match exact ranking, and recall@10 a
 (docs/benchmarks.md, "The graph built outside the lock") is the same at one thread and at two.
 One thread would double the time readers rank exactly after a rebuild or a compaction.
 
-A crash between saving the graph and its stamp costs nothing: the stamp is written first with
-what the new graph will be (`next`), then the graph, then the stamp again; the graph in place
-is described by one or the other. Its stamp records the graph file's size and CRC-32: a reader
-checks the size (a reader maps the graph, and usearch does not check a mapped file, so a
-damaged one could crash it), the builder and `gitmem doctor` the checksum.
+The stamp (gitmem.index.annstamp) records the graph file's identity (one stat: inode, mtime,
+size) and its CRC-32: readers and writers compare the identity, so a graph changed in place is
+never mapped (usearch does not check a mapped file: a damaged one could crash a recall) and is
+built again by the next write; the builder and `gitmem doctor` compare the checksum too.
 
 usearch is optional (`pip install 'gitmem[scale]'`): without it every store is ranked exactly,
 as before. This module is its only importer.
@@ -47,11 +46,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from gitmem.atomic import replace_file
+from gitmem.index.annstamp import Stamp, describing, identity, read_stamp
 from gitmem.index.verify import crc32
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "Graph",
     "Outcome",
     "Prepared",
+    "Stale",
     "available",
     "check",
     "drop",
@@ -74,7 +76,6 @@ __all__ = [
 # ~20 ms on one core (docs/scaling.md); below it exact is fast enough and bit-exact.
 THRESHOLD = 200_000
 KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
-_VERSION = 2  # 2: the graph file's size and CRC-32 (and, optional, the `next` one)
 # Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
 # recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows, over
@@ -105,62 +106,6 @@ def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
     return root / f"ann-{stem}.usearch", root / f"ann-{stem}.json"
 
 
-@dataclass(frozen=True)
-class Stamp:
-    vectors: str
-    dim: int
-    covered: int  # rows 0..covered-1 of the vector file were offered to the graph
-    removed: int  # how many of those were dead, and removed, when it was saved
-    size: int  # of the graph file, in bytes
-    crc: int  # its CRC-32
-    next: tuple[int, int, int, int] | None = None  # (covered, removed, size, crc) being saved
-
-    def record(self) -> dict[str, Any]:
-        out = {"version": _VERSION, "vectors": self.vectors, "dim": self.dim}
-        out |= {"covered": self.covered, "removed": self.removed}
-        out |= {"size": self.size, "crc": self.crc}
-        return out if self.next is None else out | {"next": list(self.next)}
-
-
-_FIELDS = ("covered", "removed", "size", "crc")
-
-
-def _read_stamp(path: Path) -> Stamp | None:
-    try:
-        data = json.loads(path.read_text())
-        if data.get("version") != _VERSION:
-            return None
-        then = data.get("next")
-        after = None if then is None else (int(then[0]), int(then[1]), int(then[2]), int(then[3]))
-        covered, removed, size, crc = (int(data[f]) for f in _FIELDS)
-        return Stamp(str(data["vectors"]), int(data["dim"]), covered, removed, size, crc, after)
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
-
-
-def _describing(path: Path, stamp: Stamp, *, checksum: bool) -> Stamp | None:
-    """The stamp that describes the graph file at `path`: `stamp`, or the one it says was
-    being saved (`next`) when the save stopped between the graph and its stamp; None when
-    neither does (by size; by CRC-32 too when `checksum`). When both have the size, the one
-    covering fewer rows: a reader then ranks the rows between exactly."""
-    try:
-        size = path.stat().st_size
-        crc = crc32(path) if checksum else None
-    except OSError:
-        return None
-    for candidate in (stamp, _advanced(stamp)):
-        if candidate is not None and candidate.size == size and crc in (None, candidate.crc):
-            return candidate
-    return None
-
-
-def _advanced(stamp: Stamp) -> Stamp | None:
-    if stamp.next is None:
-        return None
-    covered, removed, size, crc = stamp.next
-    return Stamp(stamp.vectors, stamp.dim, covered, removed, size, crc)
-
-
 class Graph:
     """A graph opened for reading (memory-mapped: opening costs next to nothing)."""
 
@@ -181,10 +126,10 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     if not available():
         return None
     path, stamp_path = graph_paths(root, vectors_name)
-    stamp = _read_stamp(stamp_path)
+    stamp = read_stamp(stamp_path)
     if stamp is None or stamp.vectors != vectors_name or stamp.dim != dim:
         return None
-    described = _describing(path, stamp, checksum=False)
+    described = describing(path, stamp, checksum=False)
     if described is None:
         return None
     index = _load(path, view=True)
@@ -228,23 +173,23 @@ def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outco
     """A writer's step, under the index lock, for the vector file `vectors_name` of `rows` rows
     with `dead` (a boolean array, True for each dead row): remove graphs that must go, and say
     whether the builder should bring the graph up (none yet, unusable, or more than
-    `LAZY_ROWS` behind). It reads the graph's size and header, never the whole graph.
+    `LAZY_ROWS` behind). It reads the graph's stat and header, never the whole graph.
     A graph is wanted from THRESHOLD live rows and kept down to `KEEP` x THRESHOLD, so that
     records come and go around the threshold without a whole graph built each time; a
     compaction's new vector file keeps that (the graph of the old one counts). Without usearch
     it leaves the graph as it is, for the install that built it (readers here rank exactly)."""
     path, stamp_path = graph_paths(root, vectors_name)
     had = _drop_others(root, path, stamp_path) or stamp_path.exists()
-    live = rows - int(dead[:rows].sum())
-    if not available():
+    if not available():  # `dead` may be None then: not read
         return Outcome()
+    live = rows - int(dead[:rows].sum())
     if live < KEEP * THRESHOLD or (live < THRESHOLD and not had):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)
         return Outcome()
-    stamp = _read_stamp(stamp_path)
+    stamp = read_stamp(stamp_path)
     if stamp is not None and stamp.vectors == vectors_name and stamp.dim == dim:
-        described = _describing(path, stamp, checksum=False)
+        described = describing(path, stamp, checksum=False)
         if described is not None and described.covered <= rows and _header(path, dim):
             return Outcome(build=not _near(described, rows, dead))
         said = f"the search index's vector graph {path.name} is damaged"
@@ -282,27 +227,40 @@ class Prepared:
     base: Stamp | None  # the stamp it was made from (None: made anew)
     made: Stamp
     notice: str | None
+    in_place: Stamp | None = None  # what describes the graph it extends: base, or base's next
+
+
+class Stale(Exception):
+    """The index a build read was replaced meanwhile (a rebuild, a compaction)."""
 
 
 def prepare(
-    root: Path, vectors_name: str, matrix: Any, dead: Any, *, threads: int
+    root: Path,
+    vectors_name: str,
+    matrix: Any,
+    dead: Any,
+    *,
+    threads: int,
+    current: Callable[[], bool] = lambda: True,
 ) -> Prepared | None:
     """The builder's step, outside the index lock: the graph of `vectors_name` brought up to
     `matrix` (its rows by number, numpy) and `dead`, saved to a temporary file; None when the
-    graph in place is already there. Loads the graph in place when its checksum holds, else
-    makes one anew from every live row."""
+    graph in place is already there. Loads the graph in place when its stat and checksum
+    hold, else makes one anew from every live row. Raises Stale when `current`, asked
+    between batches of rows, says the index read is no longer the one in place."""
     path, stamp_path = graph_paths(root, vectors_name)
     rows, dim = matrix.shape
-    base = _read_stamp(stamp_path)
+    base = read_stamp(stamp_path)
     index, notice = None, None
-    described = None if base is None else _describing(path, base, checksum=True)
+    described = None if base is None else describing(path, base, checksum=True)
     if base is not None and base.vectors == vectors_name and base.dim == dim:
         index = None if described is None or described.covered > rows else _load(path, view=False)
         if index is None or len(index) > rows:
             notice = f"the search index's vector graph {path.name} is damaged; built it again"
             index, described = None, None
+    in_place = described if index is not None else None
     if index is None:
-        index, described = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0)
+        index, described = _new(dim), Stamp(vectors_name, dim, 0, 0, 0, 0, 0, 0)
     assert described is not None
     removed = int(dead[:rows].sum())
     if described.covered == rows and described.removed == removed and described.size:
@@ -311,6 +269,8 @@ def prepare(
     if len(gone) != described.removed:  # keys removed before are skipped by usearch
         index.remove(gone)
     for start in range(described.covered, rows, _ADD_BATCH):
+        if not current():
+            raise Stale(vectors_name)
         stop = min(start + _ADD_BATCH, rows)
         keys = ((~dead[start:stop]).nonzero()[0] + start).astype("uint64")
         if len(keys):
@@ -318,12 +278,13 @@ def prepare(
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         index.save(str(temporary))
-        size, crc = temporary.stat().st_size, crc32(temporary)
+        crc = crc32(temporary)
+        inode, mtime_ns, size = identity(temporary.stat())  # a rename keeps all three
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    made = Stamp(vectors_name, dim, rows, removed, size, crc)
-    return Prepared(temporary, base, made, notice)
+    made = Stamp(vectors_name, dim, rows, removed, size, crc, inode, mtime_ns)
+    return Prepared(temporary, base, made, notice, in_place)
 
 
 _ADD_BATCH = 65_536
@@ -336,12 +297,12 @@ def install(root: Path, prepared: Prepared) -> bool:
     two leaves a graph its stamp describes."""
     path, stamp_path = graph_paths(root, prepared.made.vectors)
     try:
-        if _read_stamp(stamp_path) != prepared.base:
+        if read_stamp(stamp_path) != prepared.base:
             return False
         made = prepared.made
-        if prepared.base is not None:
-            then = (made.covered, made.removed, made.size, made.crc)
-            replace_file(stamp_path, json.dumps(replace(prepared.base, next=then).record()))
+        if prepared.base is not None:  # the graph in place stays described till the rename
+            kept = prepared.in_place or prepared.base
+            replace_file(stamp_path, json.dumps(replace(kept, next=made.saved()).record()))
         os.replace(prepared.temporary, path)
         replace_file(stamp_path, json.dumps(made.record()))
         return True
@@ -350,8 +311,10 @@ def install(root: Path, prepared: Prepared) -> bool:
 
 
 def check(root: Path) -> list[str]:
-    """What is wrong with the vector graphs in `root` (`gitmem doctor`): each graph its stamp
-    does not describe, which readers ignore and the next write builds again."""
+    """What is wrong with the vector graphs in `root` (`gitmem doctor`, under the index lock):
+    each graph its stamp does not describe, by its stat or by its checksum. Such a graph is
+    removed (its stamp kept: the next write sees a graph that was there and builds it again);
+    readers rank exactly meanwhile."""
     stems = {
         p.name.rsplit(".", 1)[0]
         for p in (*root.glob("ann-*.usearch"), *root.glob("ann-*.json"))
@@ -360,13 +323,26 @@ def check(root: Path) -> list[str]:
     problems = []
     for stem in sorted(stems):
         path = root / f"{stem}.usearch"
-        stamp = _read_stamp(root / f"{stem}.json")
-        if stamp is None or _describing(path, stamp, checksum=True) is None:
-            problems.append(
-                f"vector graph {path.name} does not match its stamp (damaged, or from an earlier"
-                " gitmem): it is ignored, and the next catch-up builds it again"
-            )
+        stamp = read_stamp(root / f"{stem}.json")
+        if stamp is None:
+            why = "its stamp is missing, unreadable or from an earlier gitmem"
+        elif not path.exists():
+            problems.append(f"vector graph {path.name} is missing: {_UNTIL}")
+            continue
+        elif describing(path, stamp, checksum=False) is None:
+            why = "the file was changed or replaced since it was saved"
+        elif describing(path, stamp, checksum=True) is None:
+            why = "its checksum does not match: it is damaged"
+        else:
+            continue
+        path.unlink(missing_ok=True)
+        problems.append(
+            f"vector graph {path.name} does not match its stamp ({why}): removed; {_UNTIL}"
+        )
     return problems
+
+
+_UNTIL = "recalls rank exactly until the next write builds it again"
 
 
 def drop(root: Path, err: Exception) -> str:

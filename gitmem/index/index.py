@@ -8,6 +8,8 @@ Layout under the store's `.gitmem/`:
     index/ann-*.usearch    a large index's vector graph and its stamp (gitmem.index.ann)
     index.lock             held by whoever updates or rebuilds
     graph.lock             held by the vector graph's builder (gitmem.index.annbuild)
+    graph.want             appended to by each write that wants the builder
+    graph.failure          the builder's last failed attempts (time, count, message)
 
 Before a read, `Index` opens the parts of the build in place, checks that they belong to one
 build, and catches up with HEAD under the lock (the writing is gitmem.index.catchup's: apply the
@@ -173,13 +175,25 @@ class Index:
 
     def verify(self) -> list[str]:
         """Every damage a full check finds (gitmem.index.verify.check, and the vector graph's:
-        gitmem.index.ann.check), under the lock so that no catch-up is half-way; for `gitmem
-        doctor`."""
+        gitmem.index.ann.check, and its builder's last failure), under the lock so that no
+        catch-up is half-way; for `gitmem doctor`."""
+        from gitmem.index import annbuild
         from gitmem.index.ann import check as graph_problems
 
         with self._locked():
             dim = None if self.model is None else self.model.dim
-            return verify.check(self.root, dim) + graph_problems(self.root)
+            found = verify.check(self.root, dim) + graph_problems(self.root)
+        failed = annbuild.reported_failure(self.root)
+        if failed is not None:
+            import time
+
+            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(failed.time))
+            found.append(
+                f"the vector graph's builder failed {failed.count} time(s) in a row, last at"
+                f" {when}: {failed.message}; recalls rank exactly; the next write tries again"
+                " after a back-off, or run gitmem rebuild --wait-graph"
+            )
+        return found
 
     def _clear_dead_builds(self) -> None:
         """Remove the build directories of rebuilds that died (killed, out of disk): builds
@@ -486,10 +500,13 @@ class Index:
         return out
 
     def stats(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
         from gitmem.index import annbuild
 
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         assert self._catalog is not None
+        failed = annbuild.reported_failure(self.root)
         return {
             "commit": self._stamp(),
             "records": self._catalog.count(),
@@ -497,4 +514,5 @@ class Index:
             "model": self.model_name or None,
             "bytes": size,
             "graph": annbuild.state(self.root, self._graph_wanted),
+            "graph_failure": None if failed is None else asdict(failed),
         }

@@ -65,6 +65,7 @@ class SemanticHalf:
         self._matrix_key: tuple[int, ...] | None = None
         self._graph_opened = False  # the vector graph looked for (gitmem.index.ann) ...
         self._graph_open: Any = None  # ... and what was found
+        self._graph_key: tuple[int, int] | None = None  # its stamp's (inode, mtime) then
 
     def new_commit(self) -> None:
         """Forget what the last commit seen said of the rows (the mapping stays)."""
@@ -80,12 +81,24 @@ class SemanticHalf:
 
     def _graph(self) -> Any:
         """The vector graph of the mapped file (gitmem.index.ann), opened once per commit
-        seen; None for an index ranked exactly (small, no usearch, no graph built yet)."""
-        if not self._graph_opened:
-            from gitmem.index.ann import open_graph
+        seen; None for an index ranked exactly (small, no usearch, no graph built yet). While
+        there is none, its stamp is looked at again each query (one stat), so that a
+        long-lived reader (an MCP server) picks up a graph the builder installs later."""
+        if self._graph_opened and self._graph_open is not None:
+            return self._graph_open
+        from gitmem.index.ann import graph_paths, open_graph
 
-            self._graph_opened = True
-            self._graph_open = open_graph(self._root, self._matrix_name, self._model.dim)
+        try:
+            found = graph_paths(self._root, self._matrix_name)[1].stat()
+            key: tuple[int, int] | None = (found.st_ino, found.st_mtime_ns)
+        except OSError:
+            key = None
+        if not self._graph_opened or key != self._graph_key:
+            self._graph_opened, self._graph_key = True, key
+            opened = (
+                None if key is None else open_graph(self._root, self._matrix_name, self._model.dim)
+            )
+            self._graph_open = opened
         return self._graph_open
 
     def search(
