@@ -21,6 +21,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
 from gitmem.index import catchup
+from gitmem.recall import pastcontext
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
@@ -700,3 +701,14 @@ def test_a_later_process_reads_the_versions_an_earlier_view_made_not_the_blobs(
     assert ids(later, "job queue", "2026-02-15") == expected[0]
     assert ids(later, "redis kafka", "2026-03-15") == expected[1]
     assert ids(later, "database port", "2026-03-14")  # other dates, the same versions
+
+
+def test_views_past_the_versions_kept_in_memory_are_answered_whole(
+    root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whens = ["2026-02-15", "2026-03-15", "2026-02-15"]  # 4 records, then 5 (2 not seen yet)
+    expected = [ids(opened(root), "job queue", when) for when in whens]
+    monkeypatch.setattr(pastcontext, "_KEPT", 3)  # fewer versions than one view has records
+    store = opened(root)
+    assert [ids(store, "job queue", when) for when in whens] == expected
+    assert len(store.time_travel()._versions._made) == 3  # the cap caps
