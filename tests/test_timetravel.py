@@ -24,6 +24,7 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
 from gitmem.index import catchup
+from gitmem.index.catalog import Catalog
 from gitmem.recall import pastcontext
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
@@ -831,3 +832,26 @@ def test_a_held_or_damaged_head_index_means_embedding_not_failing(
         assert answers(store, WHENS) == alone
     finally:
         os.close(fd)
+
+
+def test_head_rows_of_a_few_versions_or_of_most_are_the_same_rows(tmp_path: Path) -> None:
+    """Catalog.blob_rows looks a few records up by id and scans for many: the same rows."""
+    catalog = Catalog(tmp_path / "catalog.sqlite", create=True)
+    db = catalog._db
+    records = [(f"id-{i:02d}", f"records/fact/id-{i:02d}.md", f"{i:040x}") for i in range(20)]
+    db.executemany(
+        "INSERT INTO records (id, path, blob, type, title, abstract, tags, agent, scope, status,"
+        " created, updated, weight) VALUES (?, ?, ?, 'fact', 't', 'a', '', '', 'shared',"
+        " 'active', 0, 0, 1.0)",
+        records,
+    )
+    chunks = [(row, f"id-{(row * 7) % 20:02d}") for row in range(40)]  # rows not in id order
+    db.executemany("INSERT INTO chunks (row, id) VALUES (?, ?)", sorted(chunks, key=lambda c: c[1]))
+    every = {rid: blob for rid, _, blob in records}
+    expected = {rid: sorted(r for r, i in chunks if i == rid) for rid in every}
+    for ids in (["id-03"], ["id-03", "id-11", "id-19"], list(every)):  # by id, by id, a scan
+        found: dict[str, list[int]] = {}
+        for blob, row in catalog.blob_rows(ids):
+            found.setdefault(blob, []).append(row)
+        assert {every[i]: expected[i] for i in ids}.items() <= found.items()
+        assert all(rows == sorted(rows) for rows in found.values())

@@ -360,8 +360,15 @@ class Catalog:
     @_one_at_a_time
     def blob_rows(self, ids: Iterable[str]) -> list[tuple[str, int]]:
         """(blob, vector row) of each live row of the records `ids` names, each record's rows
-        together and in order: looked up by id (the records' key, chunks_by_id), not a scan."""
-        wanted = list(dict.fromkeys(ids))
+        together and in order: looked up by id (the records' key, chunks_by_id). For a fifth
+        of the records or more, every live row instead (the caller keeps the blobs it wants):
+        one scan is then cheaper, ~2-3 us a row against ~15 us an id at 1M records
+        (benchmarks/bench_blob_rows.py)."""
+        keep = set(ids)
+        if len(keep) * 5 >= (self._db.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0):
+            scan = "SELECT r.blob, c.row FROM chunks c JOIN records r ON r.id = c.id ORDER BY c.row"
+            return [(str(b), int(r)) for b, r in self._db.execute(scan)]
+        wanted = sorted(keep)
         out: list[tuple[str, int]] = []
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
