@@ -16,6 +16,7 @@ from test_context import NOW, PLAIN, QUERIES, START, fill
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
+from gitmem.index.index import Index
 from gitmem.recall.recall import DEFAULTS, Result
 from gitmem.store.record import format_time
 
@@ -66,16 +67,30 @@ def test_as_of_finds_a_turn_through_its_neighbours_as_they_were(
         assert _ids(plain) == [turns[0]]
 
 
+@pytest.mark.parametrize("indexed", [False, True], ids=["embedded", "copied"])
 def test_as_of_a_commit_equals_a_clone_checked_out_at_it(
     talk: tuple[Store, dict[str, list[str]], str, str],
     tmp_path: Path,
     tiny_model_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    indexed: bool,
 ) -> None:
     store, ids, earlier, _ = talk
     store.supersede(ids["session:2"][0], "The garden is bare", title="turn 0", source="session:2")
     store.forget(ids["session:3"][1], reason="wrong")
     middle = str(store.head())
     store.record("fact", "A tandem race on the harbour", title="x", agent="a", source="session:3")
+    copied: list[int] = []
+    if indexed:  # HEAD's index first: the versions it holds have their vectors copied from it
+        store.index()
+        real = Index.vectors_of
+
+        def counted(index: Index, blobs: Any) -> Any:
+            found = real(index, blobs)
+            copied.append(len(found[1]))  # vector rows copied
+            return found
+
+        monkeypatch.setattr(Index, "vectors_of", counted)
     for commit in (earlier, middle):
         there = tmp_path / f"clone-{commit[:8]}"
         subprocess.run(["git", "clone", "-q", str(store.root), str(there)], check=True)
@@ -98,6 +113,7 @@ def test_as_of_a_commit_equals_a_clone_checked_out_at_it(
                     )
                     compared += len(past.hits)
         assert compared > 50  # the queries find something in either tree
+    assert bool(copied) == indexed and all(copied)
 
 
 def test_explain_as_of_shows_the_context_share_and_the_prior(

@@ -3,11 +3,14 @@ real git histories whose commit times the tests set (GIT_COMMITTER_DATE)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +24,8 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 from gitmem.api import Store
 from gitmem.errors import NotFound, UsageError
 from gitmem.index import catchup
+from gitmem.index.catalog import Catalog
+from gitmem.recall import pastcontext
 from gitmem.store.record import Record
 from gitmem.store.recordfile import dump
 
@@ -675,7 +680,7 @@ def test_versions_the_head_index_holds_are_copied_not_embedded_again(
     assert at_head < versions  # the history has older versions too
     assert sorted(embedded) == sorted(versions - at_head)
     by_blob, _ = timeline.vector_rows()
-    counts, rows, matrix = head.vectors_of(at_head)
+    counts, rows, matrix = head.vectors_of({e.blob: e.id for e in head.every()})
     assert sorted(blob for blob, _ in counts) == sorted(at_head)
     first = 0
     for blob, count in counts:
@@ -700,3 +705,153 @@ def test_a_later_process_reads_the_versions_an_earlier_view_made_not_the_blobs(
     assert ids(later, "job queue", "2026-02-15") == expected[0]
     assert ids(later, "redis kafka", "2026-03-15") == expected[1]
     assert ids(later, "database port", "2026-03-14")  # other dates, the same versions
+
+
+def test_views_past_the_versions_kept_in_memory_are_answered_whole(
+    root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whens = ["2026-02-15", "2026-03-15", "2026-02-15"]  # 4 records, then 5 (2 not seen yet)
+    expected = [ids(opened(root), "job queue", when) for when in whens]
+    monkeypatch.setattr(pastcontext, "_KEPT", 3)  # fewer versions than one view has records
+    store = opened(root)
+    assert [ids(store, "job queue", when) for when in whens] == expected
+    assert len(store.time_travel()._versions._made) == 3  # the cap caps
+
+
+def _made_rows(store: Store) -> dict[str, bytes]:
+    db = sqlite3.connect(store.cache_dir / "timeline" / "timeline.sqlite")
+    try:
+        return dict(db.execute("SELECT blob, data FROM made").fetchall())
+    finally:
+        db.close()
+
+
+def _on_cache(store: Store, *statements: str) -> None:
+    db = sqlite3.connect(store.cache_dir / "timeline" / "timeline.sqlite")
+    try:
+        for statement in statements:
+            db.execute(statement)
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_damaged_or_misplaced_kept_versions_are_made_again_and_replaced(
+    root: Path, story: dict[str, str]
+) -> None:
+    first = opened(root)
+    expected = ids(first, "job queue", "2026-02-15")
+    kept = _made_rows(first)
+    assert len(kept) >= 2
+    one, other = sorted(kept)[:2]
+    _on_cache(
+        first,
+        f"UPDATE made SET data = substr(data, 1, length(data) - 3) WHERE blob = '{one}'",
+        f"UPDATE made SET data = (SELECT data FROM made WHERE blob = '{one}')"
+        f" WHERE blob != '{one}'",  # the others hold another blob's version
+    )  # and the first cut short: zlib fails
+    assert ids(opened(root), "job queue", "2026-02-15") == expected
+    assert _made_rows(first) == kept  # made again and replaced
+    assert other in kept
+
+
+def test_versions_kept_by_another_making_are_dropped(root: Path, story: dict[str, str]) -> None:
+    first = opened(root)
+    expected = ids(first, "job queue", "2026-02-15")
+    kept = _made_rows(first)
+    _on_cache(
+        first,
+        "UPDATE meta SET value = 'an older analysis' WHERE key = 'made'",
+        "INSERT INTO made VALUES ('stale', x'00')",
+    )
+    assert ids(opened(root), "job queue", "2026-02-15") == expected
+    assert _made_rows(first) == kept  # the stale row gone, the view's made anew
+
+
+def test_a_view_answers_when_its_versions_cannot_be_kept(root: Path, story: dict[str, str]) -> None:
+    first = opened(root)
+    first.time_travel().timeline.ensure_current()
+    _on_cache(  # stands for a full disk: every write to the table fails
+        first,
+        "CREATE TRIGGER full BEFORE INSERT ON made BEGIN SELECT RAISE(FAIL, 'disk full'); END",
+    )
+    assert ids(first, "job queue", "2026-02-15")[:1] == ["queue-rd0002"]
+    assert _made_rows(first) == {}
+
+
+def test_a_catch_up_waits_for_a_view_keeping_its_versions(
+    root: Path, story: dict[str, str]
+) -> None:
+    store = opened(root)
+    ids(store, "queue", "2026-02-15")
+    path = store.cache_dir / "timeline" / "timeline.sqlite"
+    held = threading.Event()
+
+    def keeping() -> None:  # a long write of `made` in another process, past SQLite's 5 s
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT OR IGNORE INTO made VALUES ('x', x'00')")
+        held.set()
+        time.sleep(7)
+        db.execute("ROLLBACK")
+        db.close()
+
+    thread = threading.Thread(target=keeping)
+    thread.start()
+    held.wait()
+    try:
+        write(root, PORT.with_(body="The database listens on port 7000."), at(95), "edit")
+        assert ids(opened(root), "port 7000", at(96))[:1] == ["port-db0004"]
+    finally:
+        thread.join()
+
+
+@pytest.mark.parametrize("problem", ["held", "damaged"])
+def test_a_held_or_damaged_head_index_means_embedding_not_failing(
+    root: Path,
+    story: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    problem: str,
+) -> None:
+    alone = answers(opened(root, tiny_model_dir), WHENS)  # no HEAD index: all embedded
+    shutil.rmtree(opened(root).cache_dir)
+    store = opened(root, tiny_model_dir)
+    store.index()
+    fd = os.open(store.cache_dir / "index.lock", os.O_RDWR | os.O_CREAT)
+    if problem == "held":  # by a rebuild of the index in another process
+        monkeypatch.setattr("gitmem.index.index._LOCK_TIMEOUT", 2.0)  # before: waited, raised
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    else:
+
+        def damaged(self: Any, ids: Any) -> Any:
+            raise sqlite3.DatabaseError("database disk image is malformed")
+
+        monkeypatch.setattr("gitmem.index.catalog.Catalog.blob_rows", damaged)
+    try:
+        assert answers(store, WHENS) == alone
+    finally:
+        os.close(fd)
+
+
+def test_head_rows_of_a_few_versions_or_of_most_are_the_same_rows(tmp_path: Path) -> None:
+    """Catalog.blob_rows looks a few records up by id and scans for many: the same rows."""
+    catalog = Catalog(tmp_path / "catalog.sqlite", create=True)
+    db = catalog._db
+    records = [(f"id-{i:02d}", f"records/fact/id-{i:02d}.md", f"{i:040x}") for i in range(20)]
+    db.executemany(
+        "INSERT INTO records (id, path, blob, type, title, abstract, tags, agent, scope, status,"
+        " created, updated, weight) VALUES (?, ?, ?, 'fact', 't', 'a', '', '', 'shared',"
+        " 'active', 0, 0, 1.0)",
+        records,
+    )
+    chunks = [(row, f"id-{(row * 7) % 20:02d}") for row in range(40)]  # rows not in id order
+    db.executemany("INSERT INTO chunks (row, id) VALUES (?, ?)", sorted(chunks, key=lambda c: c[1]))
+    every = {rid: blob for rid, _, blob in records}
+    expected = {rid: sorted(r for r, i in chunks if i == rid) for rid in every}
+    for ids in (["id-03"], ["id-03", "id-11", "id-19"], list(every)):  # by id, by id, a scan
+        found: dict[str, list[int]] = {}
+        for blob, row in catalog.blob_rows(ids):
+            found.setdefault(blob, []).append(row)
+        assert {every[i]: expected[i] for i in ids}.items() <= found.items()
+        assert all(rows == sorted(rows) for rows in found.values())

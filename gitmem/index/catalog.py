@@ -358,10 +358,26 @@ class Catalog:
         return out
 
     @_one_at_a_time
-    def blob_rows(self) -> list[tuple[str, int]]:
-        """(blob, vector row) of every live row, each record's rows in order."""
-        query = "SELECT r.blob, c.row FROM chunks c JOIN records r ON r.id = c.id ORDER BY c.row"
-        return [(str(b), int(r)) for b, r in self._db.execute(query)]
+    def blob_rows(self, ids: Iterable[str]) -> list[tuple[str, int]]:
+        """(blob, vector row) of each live row of the records `ids` names, each record's rows
+        together and in order: looked up by id (the records' key, chunks_by_id). For a fifth
+        of the records or more, every live row instead (the caller keeps the blobs it wants):
+        one scan is then cheaper, ~2-3 us a row against ~15 us an id at 1M records
+        (benchmarks/bench_blob_rows.py)."""
+        keep = set(ids)
+        if len(keep) * 5 >= (self._db.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0):
+            scan = "SELECT r.blob, c.row FROM chunks c JOIN records r ON r.id = c.id ORDER BY c.row"
+            return [(str(b), int(r)) for b, r in self._db.execute(scan)]
+        wanted = sorted(keep)
+        out: list[tuple[str, int]] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            query = (
+                "SELECT r.blob, c.row FROM records r JOIN chunks c ON c.id = r.id"
+                f" WHERE r.id IN ({','.join('?' * len(part))}) ORDER BY r.id, c.row"
+            )
+            out.extend((str(b), int(r)) for b, r in self._db.execute(query, part))
+        return out
 
     @_one_at_a_time
     def all_rows(self) -> list[tuple[int, str]]:

@@ -23,7 +23,7 @@ The semantic half is gitmem.index.semantic's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -52,6 +52,8 @@ __all__ = ["DAMAGE", "Index", "IndexNotCurrent", "IndexedStore", "Progress", "da
 
 Progress = Callable[[int, int], None]
 _LOCK_TIMEOUT = 300.0
+_COPY_WAIT = 1.0  # what time travel waits for the lock to copy vectors, then embeds
+_NO_COPY: tuple[type[Exception], ...] = (GitmemError, OSError, *DAMAGE)  # busy, damaged
 
 
 class IndexedStore(Protocol):
@@ -447,26 +449,33 @@ class Index:
             )
         return self._semantic
 
-    def vectors_of(self, blobs: Collection[str]) -> tuple[list[tuple[str, int]], list[int], Any]:
-        """The chunk vectors this index holds of `blobs`, as it stands (not caught up first):
-        each blob found with its number of rows, in order, those rows' numbers, and the
-        vector matrix they index (memory-mapped: it stays valid if a compaction or a rebuild
-        replaces the file later, so a caller copies it in parts). For the time-travel cache:
-        a blob is its text, and one text has one set of vectors under one model. Read under
-        the index lock, so that no compaction renumbers rows meanwhile; nothing without a
-        model, or from an index that does not open or is short of rows."""
+    def vectors_of(self, blobs: Mapping[str, str]) -> tuple[list[tuple[str, int]], list[int], Any]:
+        """The chunk vectors this index holds of `blobs` (blob -> its record's id: looked up
+        by id), as it stands (not caught up first): each blob found with its number of rows,
+        in order, those rows' numbers, and the vector matrix they index (memory-mapped: it
+        stays valid if a compaction or a rebuild replaces the file later, so a caller copies
+        it in parts). For the time-travel cache: a blob is its text, and one text has one set
+        of vectors under one model. Read under the index lock, so that no compaction
+        renumbers rows meanwhile; nothing without a model, from an index that does not open,
+        is damaged or short of rows, or whose lock another process holds past _COPY_WAIT (a
+        rebuild): the versions are embedded then."""
         if self.model is None:
             return [], [], None
-        with self._locked():
-            if self._load() is not None:
-                return [], [], None
-            assert self._catalog is not None
-            found = [(blob, row) for blob, row in self._catalog.blob_rows() if blob in blobs]
-            vectors = self._vectors_file()
-            held = vectors.rows()
-            if not found or any(row >= held for _, row in found):
-                return [], [], None
-            matrix = vectors.matrix(held)
+        lock = cache_lock(self.store.cache_dir / "index.lock", _COPY_WAIT, "the search index")
+        try:
+            with lock:
+                if self._load() is not None:
+                    return [], [], None
+                assert self._catalog is not None
+                ids = set(blobs.values())
+                found = [(b, row) for b, row in self._catalog.blob_rows(ids) if b in blobs]
+                vectors = self._vectors_file()
+                held = vectors.rows()
+                if not found or any(row >= held for _, row in found):
+                    return [], [], None
+                matrix = vectors.matrix(held)
+        except _NO_COPY:
+            return [], [], None
         counts: list[tuple[str, int]] = []
         for blob, _ in found:  # a record's rows are contiguous, in order
             if counts and counts[-1][0] == blob:

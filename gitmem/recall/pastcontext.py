@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable, Sequence
+from itertools import islice
 from pathlib import Path
 
 from gitmem.index.context import filling, open_parts, source_prior
@@ -40,13 +41,19 @@ class Versions:
         self._made: dict[str, Made] = {}
 
     def get(self, blobs: Sequence[str]) -> list[Made]:
-        """The Made of each of `blobs` (valid versions the cache holds), in their order."""
-        missing = [blob for blob in blobs if blob not in self._made]
+        """The Made of each of `blobs` (valid versions the cache holds), in their order. The
+        answer is built apart from what is kept, which then drops its oldest versions to stay
+        within _KEPT: a view larger than that is answered whole all the same."""
+        kept = self._made
+        found = {blob: kept[blob] for blob in blobs if blob in kept}
+        missing = [blob for blob in blobs if blob not in found]
         if missing:
-            if len(self._made) + len(missing) > _KEPT:
-                self._made.clear()
-            self._made.update(self._load(missing))
-        return [self._made[blob] for blob in blobs]
+            loaded = self._load(missing)
+            found.update(loaded)
+            kept.update(loaded)
+            for blob in list(islice(kept, max(0, len(kept) - _KEPT))):
+                del kept[blob]
+        return [found[blob] for blob in blobs]
 
 
 class PastText:

@@ -25,9 +25,9 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.errors import GitmemError
@@ -36,7 +36,15 @@ from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
-from gitmem.recall.versions import COLUMNS, Made, make, pack, parse_versions, unpack
+from gitmem.recall.versions import (
+    COLUMNS,
+    MADE_VERSION,
+    Made,
+    make,
+    pack,
+    parse_versions,
+    unpack,
+)
 from gitmem.store.lock import cache_lock
 from gitmem.store.reader import RECORDS_DIR
 from gitmem.store.store import Store
@@ -48,6 +56,15 @@ SCHEMA_VERSION = "4"
 _LOCK_TIMEOUT = 300.0
 _BATCH = 2000
 _COPIED = 50_000  # vector rows copied at a time
+# Views' Made are kept _KEEP_BATCH a transaction (~20 ms), each waiting at most _KEEP_WAIT s
+# for the database: a catch-up (which waits up to _LOCK_TIMEOUT) is never held up for long.
+_KEEP_BATCH = 1000
+_KEEP_WAIT = 0.1
+_KEEP = "INSERT OR REPLACE INTO made VALUES (?, ?)"
+_RESTAMP = (
+    ("DELETE FROM made", [()]),
+    ("INSERT OR REPLACE INTO meta VALUES ('made', ?)", [(MADE_VERSION,)]),
+)
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,9 +94,9 @@ _ENTRY = (
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
 _ORDERED = "SELECT t, id, path, blob FROM events ORDER BY t, gen, oid, blob IS NOT NULL"
-# The vectors another cache holds of some blobs: (blob, its number of rows) in order, those
-# rows' numbers and the matrix they index (gitmem.index.index.Index.vectors_of).
-Donor = Callable[[Collection[str]], tuple[list[tuple[str, int]], list[int], Any]]
+# The vectors another cache holds of some blobs (blob -> its record's id): (blob, its number of
+# rows) in order, those rows' numbers and the matrix they index (gitmem.index.index.Index).
+Donor = Callable[[Mapping[str, str]], tuple[list[tuple[str, int]], list[int], Any]]
 
 
 class Timeline:
@@ -180,7 +197,7 @@ class Timeline:
             db.executescript(_TABLES)
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
-                [("schema", SCHEMA_VERSION), ("model", self.model_name)],
+                [("schema", SCHEMA_VERSION), ("model", self.model_name), ("made", MADE_VERSION)],
             )
             self._catch_up(db, fresh)
         except BaseException:
@@ -211,7 +228,8 @@ class Timeline:
         versions, docs = parse_versions(repo, fresh)
         vector_rows = self._embed(db, root, docs)
         # One transaction: a catch-up that dies leaves the cache as it was (what it appended to
-        # the vector file is cut off next time).
+        # the vector file is cut off next time). It holds timeline.lock: it may wait for views.
+        db.execute(f"PRAGMA busy_timeout = {int(_LOCK_TIMEOUT * 1000)}")
         db.execute("BEGIN IMMEDIATE")
         try:
             if rewritten:
@@ -242,7 +260,7 @@ class Timeline:
         assert isinstance(vectors, VectorFile) and self.model is not None
         vectors.truncate(_next_row(db))  # rows an update left before dying
         rows: list[tuple[int, str]] = []
-        wanted = {d.blob for d in docs}
+        wanted = {d.blob: PurePosixPath(d.path).stem for d in docs}  # a record's id names its file
         given, numbers, matrix = self.donor(wanted) if self.donor and docs else ([], [], None)
         if given and matrix is not None:
             row = vectors.rows()
@@ -341,18 +359,26 @@ class Timeline:
     def made(self, blobs: Sequence[str]) -> dict[str, Made]:
         """Each valid version's record and keyword fields (gitmem.recall.versions.Made): as
         an earlier view kept them, else made now and kept for the next. On a connection of
-        its own: a view asks from recall's keyword thread while the semantic half reads."""
-        db = _connect(self.root / "timeline.sqlite")
+        its own: a view asks from recall's keyword thread while the semantic half reads. A
+        damaged row is made again and replaced; rows made another way (MADE_VERSION) are
+        dropped first, or, while the cache is busy, neither read nor added to."""
+        db = _connect(self.root / "timeline.sqlite", _KEEP_WAIT)
         try:
             out: dict[str, Made] = {}
-            for part in _chunks(blobs):
+            current = _meta(db, "made") == MADE_VERSION or _write(db, *_RESTAMP)
+            for part in _chunks(blobs if current else []):
                 query = f"SELECT blob, data FROM made WHERE blob IN ({_marks(len(part))})"
-                out.update((blob, unpack(data)) for blob, data in db.execute(query, part))
+                for blob, data in db.execute(query, part):
+                    found = unpack(blob, data)
+                    if found is not None:
+                        out[blob] = found
             fresh = [blob for blob in blobs if blob not in out]
             for blob in fresh:
                 out[blob] = make(self.store.repo, blob)
-            if fresh:
-                _keep(db, [(blob, pack(out[blob])) for blob in fresh])
+            for start in range(0, len(fresh) if current else 0, _KEEP_BATCH):
+                kept = [(blob, pack(out[blob])) for blob in fresh[start : start + _KEEP_BATCH]]
+                if not _write(db, (_KEEP, kept)):
+                    break  # busy (a catch-up) or failing (a full disk): kept another time
         finally:
             db.close()
         return out
@@ -392,26 +418,31 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+def _connect(path: Path, wait: float = 5.0) -> sqlite3.Connection:
+    db = sqlite3.connect(path, wait, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     return db
 
 
-def _keep(db: sqlite3.Connection, made: list[tuple[str, bytes]]) -> None:
-    """Add versions' Made in one transaction; content-addressed, so any writer's row is right,
-    and a cache another process is writing (busy past SQLite's timeout) is left without."""
+def _write(db: sqlite3.Connection, *steps: tuple[str, Sequence[Sequence[object]]]) -> bool:
+    """Run each (statement, its parameters' rows) in one transaction; False, with nothing
+    written, if the database stays busy past the connection's timeout or fails (a full
+    disk): what a read adds to the cache (views' Made, content-addressed, so any writer's row
+    is right) never fails it."""
     try:
         db.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError:
-        return
-    try:
-        db.executemany("INSERT OR IGNORE INTO made VALUES (?, ?)", made)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+        try:
+            for statement, rows in steps:
+                db.executemany(statement, rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:

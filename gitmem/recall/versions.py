@@ -7,8 +7,8 @@ and kept in the cache pickled and compressed (~0.8 KB), so that a later view rea
 (~0.1 ms a version) instead of parsing the blob and making the fields again (~1 ms). Made at
 the build instead, for every version, it doubled the build's cost for versions no view may
 ever ask for. The fields depend on the blob alone (its text and the keyword schema's
-analysis, which `gitmem.index.textdoc` versions by name: a change there changes
-SCHEMA_VERSION of the timeline too)."""
+analysis, which `gitmem.index.textdoc` versions by name: the cache's `made` table is stamped
+with MADE_VERSION, which names it, and emptied when that differs)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,20 @@ from typing import TYPE_CHECKING
 from gitmem.errors import RecordInvalid
 from gitmem.index.build import IndexDoc, text_doc
 from gitmem.index.entries import entry_row
-from gitmem.index.textdoc import TextFields, text_fields
+from gitmem.index.textdoc import EN, WORDS, TextFields, text_fields
 from gitmem.store.recordfile import parse
 
 if TYPE_CHECKING:
     from gitmem.store.git import GitRepo
     from gitmem.store.record import Record
 
-__all__ = ["COLUMNS", "Made", "make", "pack", "parse_versions", "unpack"]
+__all__ = ["COLUMNS", "MADE_VERSION", "Made", "make", "pack", "parse_versions", "unpack"]
 
 COLUMNS = 16  # of a row: the catalog's Entry, then ok, the frontmatter, a hash of the body
 Made = tuple["Record", TextFields]  # a version's record and its keyword document's fields
+# What kept Made were made with: the keyword analysis (textdoc's tokenizers' names) and this
+# module's way of making them. A cache whose `made` table has another is emptied of it.
+MADE_VERSION = f"1 {EN} {WORDS}"
 
 
 def parse_versions(
@@ -67,7 +70,12 @@ def pack(made: Made) -> bytes:
     return zlib.compress(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
-def unpack(packed: bytes) -> Made:
+def unpack(blob: str, packed: bytes) -> Made | None:
+    """The Made kept of `blob`; None for a damaged row or one of another blob (made again)."""
     # Unpickled: the bytes are this cache's own, written by `pack` (as context.py's spill).
-    found: Made = pickle.loads(zlib.decompress(packed))
-    return found
+    try:
+        found = pickle.loads(zlib.decompress(packed))
+        ok = found[1][0]["blob"] == blob
+    except Exception:  # damaged bytes raise whatever unpickling meets
+        return None
+    return found if ok else None
