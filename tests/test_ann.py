@@ -96,6 +96,35 @@ def test_a_graph_behind_the_vector_file_ranks_the_newer_rows_exactly(
     assert top[0][0] == 2500 and top[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
+class _Unlinked:
+    """A graph whose search never reaches one of its rows, as a graph built on several threads
+    may leave a node no link leads to."""
+
+    def __init__(self, graph: ann.Graph, lost: int) -> None:
+        self.covered, self.size, self._graph, self._lost = graph.covered, graph.size, graph, lost
+
+    def search(self, query: np.ndarray, k: int) -> np.ndarray:  # type: ignore[type-arg]
+        found = self._graph.search(query, k)
+        return found[found != self._lost]  # type: ignore[no-any-return]
+
+
+def test_a_row_the_graph_cannot_reach_is_still_ranked(
+    tmp_path: Path, small_threshold: None
+) -> None:
+    vectors = clustered(40, 32)
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(vectors)
+    built(tmp_path, file, 40, np.zeros(40, dtype=bool))
+    graph = ann.open_graph(tmp_path, file.path.name, 32)
+    assert graph is not None and graph.size == 40
+    unlinked = _Unlinked(graph, 17)
+    top = GraphRanking(file.matrix(40), vectors[17], unlinked, None).top(3)
+    assert top[0][0] == 17  # the graph answered fewer rows than it holds: ranked exactly
+    assert [row for row, _ in top] == [
+        row for row, _ in Ranking(file.matrix(40), vectors[17]).top(3)
+    ]
+
+
 def _searchable(root: Path, model: Path, count: int) -> Store:
     store = reopened(root, model)
     fill(store)

@@ -204,12 +204,17 @@ class GraphRanking:
             return []
         ask = max(2 * k, k + 64)
         while True:
-            found = self._graph.search(self._q, ask).astype(np.int64)
-            found = found[found < self._covered]  # a newer graph than this mapping
-            rows = np.unique(np.concatenate([found, self._tail]))
+            found: Any = self._graph.search(self._q, ask).astype(np.int64)
+            if found.size < min(ask, self._graph.size):
+                found = None  # rows the graph cannot reach from its entry: rank exactly
+            if found is None:
+                rows = np.arange(self._matrix.shape[0], dtype=np.int64)
+            else:
+                found = found[found < self._covered]  # a newer graph than this mapping
+                rows = np.unique(np.concatenate([found, self._tail]))
             if self._hide is not None:
                 rows = rows[~self._hide[rows]]
-            if rows.size >= k or found.size < ask or ask >= self._covered:
+            if found is None or rows.size >= k or ask >= self._graph.size:
                 break
             ask *= 4  # the filter hid most of what the graph found
         if not rows.size:
