@@ -67,7 +67,7 @@ OWNERS: dict[str, set[str]] = {
     "sqlite3": {
         "index/catalog.py",
         "index/stamp.py",
-        "recall/timeline.py",
+        "recall/timelinedb.py",
         "agents/context.py",
         "index/neighbours.py",
     },

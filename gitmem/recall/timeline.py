@@ -24,8 +24,7 @@ import bisect
 import json
 import os
 import shutil
-import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,6 +35,17 @@ from gitmem.index.catchup import embed_docs
 from gitmem.index.entries import Entry, entry_from_row
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
+from gitmem.recall.timelinedb import (
+    TABLES,
+    Connection,
+    DatabaseError,
+    chunks,
+    connect,
+    marks,
+    meta_value,
+    next_row,
+    write,
+)
 from gitmem.recall.versions import (
     COLUMNS,
     MADE_VERSION,
@@ -66,26 +76,6 @@ _RESTAMP = (
     ("INSERT OR REPLACE INTO meta VALUES ('made', ?)", [(MADE_VERSION,)]),
 )
 
-_TABLES = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE commits (oid TEXT PRIMARY KEY, t INTEGER NOT NULL, gen INTEGER NOT NULL);
-CREATE TABLE events (
-    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT, oid TEXT NOT NULL,
-    t INTEGER NOT NULL, gen INTEGER NOT NULL
-);
-CREATE INDEX events_by_time ON events (t);
-CREATE INDEX events_by_id ON events (id);
-CREATE TABLE versions (
-    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT PRIMARY KEY, type TEXT NOT NULL,
-    title TEXT NOT NULL, abstract TEXT NOT NULL, tags TEXT NOT NULL, agent TEXT NOT NULL,
-    scope TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL,
-    updated INTEGER NOT NULL, weight REAL NOT NULL,
-    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
-);
-CREATE TABLE made (blob TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
-CREATE INDEX rows_by_blob ON rows (blob);
-"""
 # In the order of entries.Entry.
 _ENTRY = (
     "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
@@ -110,7 +100,7 @@ class Timeline:
         self.donor = donor
         self.root = store.cache_dir / "timeline"
         self.notices: list[str] = []
-        self._db: sqlite3.Connection | None = None
+        self._db: Connection | None = None
         self._rows: tuple[str, dict[str, list[int]], dict[int, str]] | None = None
         # The events in order and the valid versions' entries, read once per HEAD: a view is
         # then a scan in memory (a few ms at 10k events) rather than a query per moment.
@@ -153,9 +143,9 @@ class Timeline:
         if not path.exists():
             return "is missing"
         try:
-            db = _connect(path)
+            db = connect(path)
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
+        except DatabaseError as exc:
             return f"is unreadable ({exc})"
         if meta.get("schema") != SCHEMA_VERSION or "head" not in meta:
             db.close()
@@ -192,9 +182,9 @@ class Timeline:
             shutil.rmtree(stale, ignore_errors=True)
         fresh = self.root.with_name(f"timeline.new-{os.getpid()}")
         fresh.mkdir(parents=True)
-        db = _connect(fresh / "timeline.sqlite")
+        db = connect(fresh / "timeline.sqlite")
         try:
-            db.executescript(_TABLES)
+            db.executescript(TABLES)
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [("schema", SCHEMA_VERSION), ("model", self.model_name), ("made", MADE_VERSION)],
@@ -213,11 +203,11 @@ class Timeline:
         if self._load() is not None:
             raise GitmemError(f"the time-travel cache at {self.root} could not be rebuilt")
 
-    def _catch_up(self, db: sqlite3.Connection, root: Path) -> None:
+    def _catch_up(self, db: Connection, root: Path) -> None:
         """Walk only the commits not seen yet; a history that was rewritten is walked again."""
         repo = self.store.repo
         head = self.store.head()
-        old = _meta(db, "head") or ""
+        old = meta_value(db, "head") or ""
         rewritten = old != "" and (
             head is None or repo.resolve(old) is None or not repo.is_ancestor(old, head)
         )
@@ -235,7 +225,7 @@ class Timeline:
             if rewritten:
                 db.execute("DELETE FROM commits")
                 db.execute("DELETE FROM events")
-            db.executemany(f"INSERT INTO versions VALUES ({_marks(COLUMNS)})", versions)
+            db.executemany(f"INSERT INTO versions VALUES ({marks(COLUMNS)})", versions)
             db.executemany("INSERT INTO rows VALUES (?, ?)", vector_rows)
             db.executemany("INSERT INTO commits VALUES (?, ?, ?)", commits)
             db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", events)
@@ -249,7 +239,7 @@ class Timeline:
             raise
         self._rows = None
 
-    def _embed(self, db: sqlite3.Connection, root: Path, docs: Sequence[IndexDoc]) -> list[Any]:
+    def _embed(self, db: Connection, root: Path, docs: Sequence[IndexDoc]) -> list[Any]:
         """The vector rows of `docs` (row, blob): copied from the donor where it has them,
         embedded otherwise."""
         vectors = self._vectors(root)
@@ -258,7 +248,7 @@ class Timeline:
         from gitmem.index.vectors import VectorFile
 
         assert isinstance(vectors, VectorFile) and self.model is not None
-        vectors.truncate(_next_row(db))  # rows an update left before dying
+        vectors.truncate(next_row(db))  # rows an update left before dying
         rows: list[tuple[int, str]] = []
         wanted = {d.blob: PurePosixPath(d.path).stem for d in docs}  # a record's id names its file
         given, numbers, matrix = self.donor(wanted) if self.donor and docs else ([], [], None)
@@ -283,14 +273,14 @@ class Timeline:
 
         return VectorFile((root or self.root) / "vectors.f32", self.model.dim)
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self) -> Connection:
         assert self._db is not None
         return self._db
 
     # --- reading -----------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
-        return _meta(self._connection(), key)
+        return meta_value(self._connection(), key)
 
     def stamp(self, oid: str) -> tuple[int, int] | None:
         """(effective time, generation) of a commit reachable from HEAD; None otherwise."""
@@ -337,9 +327,9 @@ class Timeline:
             times = [int(row[0]) for row in rows]
             events = [(str(row[1]), str(row[2]), row[3]) for row in rows]
             fresh = sorted({blob for _, _, blob in events if blob} - self._entries.keys())
-            for part in _chunks(fresh):
+            for part in chunks(fresh):
                 query = (
-                    f"SELECT {_ENTRY} FROM versions WHERE ok = 1 AND blob IN ({_marks(len(part))})"
+                    f"SELECT {_ENTRY} FROM versions WHERE ok = 1 AND blob IN ({marks(len(part))})"
                 )
                 self._entries.update(
                     (row[2], entry_from_row(row)) for row in db.execute(query, part)
@@ -350,8 +340,8 @@ class Timeline:
     def fields(self, blobs: Iterable[str]) -> dict[str, tuple[dict[str, Any], str]]:
         """blob -> (the version's frontmatter as JSON data, a hash of its body)."""
         out: dict[str, tuple[dict[str, Any], str]] = {}
-        for part in _chunks(sorted(set(blobs))):
-            query = f"SELECT blob, fields, body FROM versions WHERE blob IN ({_marks(len(part))})"
+        for part in chunks(sorted(set(blobs))):
+            query = f"SELECT blob, fields, body FROM versions WHERE blob IN ({marks(len(part))})"
             for blob, fields, body in self._connection().execute(query, part):
                 out[blob] = (json.loads(fields), body)
         return out
@@ -362,12 +352,12 @@ class Timeline:
         its own: a view asks from recall's keyword thread while the semantic half reads. A
         damaged row is made again and replaced; rows made another way (MADE_VERSION) are
         dropped first, or, while the cache is busy, neither read nor added to."""
-        db = _connect(self.root / "timeline.sqlite", _KEEP_WAIT)
+        db = connect(self.root / "timeline.sqlite", _KEEP_WAIT)
         try:
             out: dict[str, Made] = {}
-            current = _meta(db, "made") == MADE_VERSION or _write(db, *_RESTAMP)
-            for part in _chunks(blobs if current else []):
-                query = f"SELECT blob, data FROM made WHERE blob IN ({_marks(len(part))})"
+            current = meta_value(db, "made") == MADE_VERSION or write(db, *_RESTAMP)
+            for part in chunks(blobs if current else []):
+                query = f"SELECT blob, data FROM made WHERE blob IN ({marks(len(part))})"
                 for blob, data in db.execute(query, part):
                     found = unpack(blob, data)
                     if found is not None:
@@ -377,7 +367,7 @@ class Timeline:
                 out[blob] = make(self.store.repo, blob)
             for start in range(0, len(fresh) if current else 0, _KEEP_BATCH):
                 kept = [(blob, pack(out[blob])) for blob in fresh[start : start + _KEEP_BATCH]]
-                if not _write(db, (_KEEP, kept)):
+                if not write(db, (_KEEP, kept)):
                     break  # busy (a catch-up) or failing (a full disk): kept another time
         finally:
             db.close()
@@ -397,7 +387,7 @@ class Timeline:
 
     def matrix(self) -> Any:
         vectors = self._vectors()
-        return None if vectors is None else vectors.matrix(_next_row(self._connection()))
+        return None if vectors is None else vectors.matrix(next_row(self._connection()))
 
     def size(self) -> int:
         """Bytes the cache takes on disk."""
@@ -416,49 +406,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
-
-
-def _connect(path: Path, wait: float = 5.0) -> sqlite3.Connection:
-    db = sqlite3.connect(path, wait, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    return db
-
-
-def _write(db: sqlite3.Connection, *steps: tuple[str, Sequence[Sequence[object]]]) -> bool:
-    """Run each (statement, its parameters' rows) in one transaction; False, with nothing
-    written, if the database stays busy past the connection's timeout or fails (a full
-    disk): what a read adds to the cache (views' Made, content-addressed, so any writer's row
-    is right) never fails it."""
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement, rows in steps:
-                db.executemany(statement, rows)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-    except sqlite3.Error:
-        return False
-    return True
-
-
-def _meta(db: sqlite3.Connection, key: str) -> str | None:
-    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _next_row(db: sqlite3.Connection) -> int:
-    row = db.execute("SELECT max(row) FROM rows").fetchone()[0]
-    return 0 if row is None else int(row) + 1
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

@@ -1,0 +1,90 @@
+"""The time-travel cache's SQLite database (gitmem.recall.timeline): its tables, how it is
+opened, and the few statements every part of the cache runs."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+__all__ = [
+    "TABLES",
+    "Connection",
+    "DatabaseError",
+    "chunks",
+    "connect",
+    "marks",
+    "meta_value",
+    "next_row",
+    "write",
+]
+
+Connection = sqlite3.Connection
+DatabaseError = sqlite3.DatabaseError
+
+TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE commits (oid TEXT PRIMARY KEY, t INTEGER NOT NULL, gen INTEGER NOT NULL);
+CREATE TABLE events (
+    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT, oid TEXT NOT NULL,
+    t INTEGER NOT NULL, gen INTEGER NOT NULL
+);
+CREATE INDEX events_by_time ON events (t);
+CREATE INDEX events_by_id ON events (id);
+CREATE TABLE versions (
+    id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT PRIMARY KEY, type TEXT NOT NULL,
+    title TEXT NOT NULL, abstract TEXT NOT NULL, tags TEXT NOT NULL, agent TEXT NOT NULL,
+    scope TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL,
+    updated INTEGER NOT NULL, weight REAL NOT NULL,
+    ok INTEGER NOT NULL, fields TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE TABLE made (blob TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE rows (row INTEGER PRIMARY KEY, blob TEXT NOT NULL);
+CREATE INDEX rows_by_blob ON rows (blob);
+"""
+
+
+def connect(path: Path, wait: float = 5.0) -> sqlite3.Connection:
+    db = sqlite3.connect(path, wait, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+def write(db: sqlite3.Connection, *steps: tuple[str, Sequence[Sequence[object]]]) -> bool:
+    """Run each (statement, its parameters' rows) in one transaction; False, with nothing
+    written, if the database stays busy past the connection's timeout or fails (a full
+    disk): what a read adds to the cache (views' Made, content-addressed, so any writer's row
+    is right) never fails it."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement, rows in steps:
+                db.executemany(statement, rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def meta_value(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def next_row(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT max(row) FROM rows").fetchone()[0]
+    return 0 if row is None else int(row) + 1
+
+
+def marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
