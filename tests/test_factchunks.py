@@ -35,9 +35,10 @@ def catalog_path(store: Store) -> Path:
     return store.cache_dir / "index" / "catalog.sqlite"
 
 
-def parts_of(store: Store) -> dict[str, bytes]:
+def parts_of(store: Store, table: str = "row_fact_chunks") -> dict[str, bytes]:
+    """The stored parts of the row facts' chunks ("key.0" ...), or of `table`."""
     with sqlite3.connect(catalog_path(store)) as db:
-        return {str(part): data for part, data in db.execute("SELECT part, data FROM row_facts")}
+        return {str(part): data for part, data in db.execute(f"SELECT part, data FROM {table}")}
 
 
 def chunk_of(part: str) -> int | None:
@@ -142,7 +143,7 @@ def test_facts_are_stored_in_chunks_and_say_what_the_tables_say(chunked: Store) 
     assert stored is not None and stored == computed
     assert len(stored) > 2 * SMALL  # several chunks, the names say which
     assert {"key.0", "key.1", f"id_ends.{(len(stored) - 1) // SMALL}"} <= set(parts)
-    assert "key" not in parts
+    assert set(parts_of(chunked, "row_facts")) == {"stamp"}
 
 
 def test_a_write_reads_and_rewrites_only_the_chunks_it_changes(
@@ -207,27 +208,40 @@ def test_catch_up_over_chunks_equals_a_rebuild(chunked: Store, tiny_model_dir: P
 
 
 def store_whole(store: Store, leftovers: bool) -> None:
-    """The facts as a gitmem before chunks stored them: one part of each name, stamped with
-    the commit and vector file alone (`leftovers`: beside the chunks this version wrote, as
-    that gitmem's write to a chunked catalog leaves them)."""
+    """The facts as a gitmem before chunks stores them: one part of each name beside a stamp
+    of the commit and vector file alone, in `row_facts` (`leftovers`: beside the chunks this
+    version wrote in their own table, as that gitmem's write to a chunked catalog leaves them;
+    else a catalog that gitmem wrote alone)."""
     stored, _ = stored_and_computed(store)
     assert stored is not None
-    path = catalog_path(store)
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(catalog_path(store)) as db:
         commit, vectors = (
             db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
             for key in ("commit", "vectors")
         )
-        if not leftovers:
-            db.execute("DELETE FROM row_facts")
-        whole = {rowfacts.chunk_part(name, 0): data for name, data in stored.to_bytes().items()}
         stamp = f"{commit[0]}\x1f{vectors[0] if vectors else 'vectors.f32'}".encode()
+        db.execute("DELETE FROM row_facts")
         db.executemany(
-            "INSERT OR REPLACE INTO row_facts (part, data) VALUES (?, ?)",
-            [(part.partition(".")[0], data) for part, data in whole.items()] + [("stamp", stamp)],
+            "INSERT INTO row_facts (part, data) VALUES (?, ?)",
+            [*stored.to_bytes().items(), ("stamp", stamp)],
         )
         if leftovers:  # the chunks that gitmem left say something else
-            db.execute("UPDATE row_facts SET data = zeroblob(length(data)) WHERE part LIKE 'key.%'")
+            db.execute("UPDATE row_fact_chunks SET data = zeroblob(length(data))")
+        else:
+            db.execute("DROP TABLE row_fact_chunks")
+
+
+def what_an_older_gitmem_reads(store: Store) -> RowFacts | None:
+    """The row facts as a gitmem before chunks reads them: `row_facts` alone, the stamp
+    compared whole, then one part of each name and no other."""
+    found = parts_of(store, "row_facts")
+    catalog = catalog_of(store)
+    try:
+        if found.pop("stamp", b"").decode() != catalog._stamp():
+            return None
+    finally:
+        catalog.close()
+    return RowFacts.from_bytes(found) if set(found) == set(rowfacts.PART_NAMES) else None
 
 
 @pytest.mark.parametrize("leftovers", [False, True])
@@ -237,40 +251,32 @@ def test_whole_facts_of_an_older_gitmem_are_read_and_moved_to_chunks_by_the_next
     leftovers: bool,
 ) -> None:
     before = answers(chunked)
+    assert what_an_older_gitmem_reads(chunked) is None  # not its own: it does without
     store_whole(chunked, leftovers)
-    assert "key" in parts_of(chunked)
+    whole = what_an_older_gitmem_reads(chunked)
+    assert whole is not None  # what it wrote, it reads, whatever chunks are left beside
     old = reopened(chunked.root, tiny_model_dir)
     stored, computed = stored_and_computed(old)
-    assert stored is not None and stored == computed  # read as they are, no rebuild
+    assert stored is not None and stored == computed == whole  # read as they are, no rebuild
     assert answers(old) == before
     assert_facts_rewritten_by_a_write(old)
+    assert set(parts_of(old, "row_facts")) == {"stamp"}  # in chunks now
     parts = parts_of(old)
-    assert "key" not in parts and "key.0" in parts  # in chunks now
     rows = len(stored_and_computed(old)[1])
-    assert len(parts) == 1 + len(rowfacts.PART_NAMES) * -(-rows // SMALL)  # no leftovers
-
-
-def test_a_chunked_stamp_is_not_an_older_gitmems_and_the_reverse(chunked: Store) -> None:
-    """An older gitmem compares the stamp whole: it finds the chunked one not its own, and
-    does without the facts rather than reading chunks as whole parts."""
-    stamp = parts_of(chunked)["stamp"].decode()
-    commit, vectors, written = stamp.split("\x1f")
-    assert written.startswith(f"chunks {SMALL} rows ")
-    catalog = catalog_of(chunked)
-    try:
-        assert catalog._stamp() == f"{commit}\x1f{vectors}" != stamp
-    finally:
-        catalog.close()
+    assert len(parts) == len(rowfacts.PART_NAMES) * -(-rows // SMALL)  # no leftovers
+    assert what_an_older_gitmem_reads(old) is None
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        "DELETE FROM row_facts WHERE part = 'weight.1'",  # a chunk missing a part
-        "UPDATE row_facts SET data = substr(data, 1, 8) WHERE part = 'key.1'",  # short
-        "UPDATE row_facts SET data = data || '' WHERE part = 'ids.1'",  # text
-        "UPDATE row_facts SET data = CAST(data || x'00' AS BLOB) WHERE part = 'ids.1'",
-        "INSERT INTO row_facts VALUES ('key.99', x'00')",  # a chunk past the end
+        "DELETE FROM row_fact_chunks WHERE part = 'weight.1'",  # a chunk missing a part
+        "UPDATE row_fact_chunks SET data = substr(data, 1, 8) WHERE part = 'key.1'",  # short
+        "UPDATE row_fact_chunks SET data = data || '' WHERE part = 'ids.1'",  # text
+        "UPDATE row_fact_chunks SET data = CAST(data || x'00' AS BLOB) WHERE part = 'ids.1'",
+        "UPDATE row_fact_chunks SET data = zeroblob(length(data)) WHERE part = 'id_ends.1'",
+        "INSERT INTO row_fact_chunks VALUES ('key.99', x'00')",  # a chunk past the end
+        "DROP TABLE row_fact_chunks",
         "UPDATE row_facts SET data = CAST('chunks 4 rows 9' AS BLOB) WHERE part = 'stamp'",
     ],
 )

@@ -90,7 +90,8 @@ class Catalog:
             self._db.execute("PRAGMA synchronous=NORMAL")
             if create:
                 self._db.executescript(_TABLES)
-                self._db.execute(factstore.TABLE)
+                for table in factstore.TABLES:
+                    self._db.execute(table)
                 self.set_meta({"schema": CATALOG_SCHEMA})
             elif self.meta("schema") != CATALOG_SCHEMA:
                 raise CatalogCorrupt(f"{path} has schema {self.meta('schema')!r}")
@@ -221,10 +222,10 @@ class Catalog:
         `_store_facts` to write whole, in chunks."""
         try:
             rows = factstore.chunked_rows(self._db, self._stamp())
+            if rows is not None and rows >= self.next_row() and factstore.sound(self._db, rows):
+                return FactChunks(rows, lambda n: self._chunk_facts(n, rows))
         except sqlite3.OperationalError:  # no such table: a catalog before row facts
-            rows = None
-        if rows is not None and rows >= self.next_row() and factstore.sound(self._db, rows):
-            return FactChunks(rows, lambda n: self._chunk_facts(n, rows))
+            pass
         stored = self._stored_facts()
         if stored is None or len(stored) < self.next_row():
             return self.computed_facts()

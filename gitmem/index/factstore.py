@@ -1,15 +1,16 @@
-"""The row facts (gitmem.index.rowfacts) as the catalog stores them: the `row_facts` table, one
-blob a part of a chunk of CHUNK_ROWS rows ("key.0", "ids.0", ... "id_ends.976"), and a stamp
-saying what they were written for. A write transaction rewrites only the chunks it changed
-(a catch-up at a million rows rewrote them all, ~2 s: docs/benchmarks.md, "Session 14:
-catch-up with row facts in chunks").
+"""The row facts (gitmem.index.rowfacts) as the catalog stores them: the `row_fact_chunks`
+table, one blob a part of a chunk of CHUNK_ROWS rows ("key.0", "ids.0", ... "id_ends.976"),
+and in the `row_facts` table a stamp saying what they were written for. A write transaction
+rewrites only the chunks it changed (a catch-up at a million rows rewrote them all, ~2 s:
+docs/benchmarks.md, "Session 14: catch-up with row facts in chunks").
 
 The stamp is the catalog's (commit and vector file, gitmem.index.catalog) and, after a
 separator, "chunks SIZE rows ROWS". A stamp without it is a gitmem's from before chunks, whose
-parts are whole, one of each name: read as they are, and written in chunks by the next write
-(`write` of whole facts), no rebuild. That older gitmem, reading chunks, finds a stamp not its
-own and does without them; writing, it leaves its whole parts and its own stamp, which this
-version reads in turn (ignoring the chunks it left behind).
+parts are whole, one of each name, in `row_facts` beside the stamp: read as they are, and
+moved to chunks by the next write (`write` of whole facts), no rebuild. That older gitmem
+reads `row_facts` alone: it finds the stamp not its own there and does without the facts;
+writing, it puts its whole parts and its own stamp there, which it and this version then read
+(the chunks it leaves behind in their own table are not).
 
 Functions of the catalog's sqlite3 connection (`db`: typed Any here, as sqlite3 is the
 catalog's to import), called inside its transactions; SQLite's errors (no such table, in a
@@ -23,9 +24,12 @@ from typing import Any
 from gitmem.index import rowfacts
 from gitmem.index.rowfacts import PART_NAMES, FactChunks, RowFacts, chunk_part
 
-__all__ = ["TABLE", "chunk_facts", "chunked_rows", "read", "sound", "write"]
+__all__ = ["TABLES", "chunk_facts", "chunked_rows", "read", "sound", "write"]
 
-TABLE = "CREATE TABLE IF NOT EXISTS row_facts (part TEXT PRIMARY KEY, data BLOB NOT NULL)"
+TABLES = (
+    "CREATE TABLE IF NOT EXISTS row_facts (part TEXT PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS row_fact_chunks (part TEXT PRIMARY KEY, data BLOB NOT NULL)",
+)
 _STAMP = "stamp"  # the part that says what they were written for
 _CHUNKED = "chunks {size} rows {rows}"
 _WHOLE = -1  # what `_form` says of an older gitmem's whole parts
@@ -72,14 +76,14 @@ def sound(db: Any, rows: int) -> bool:
     first and last items are read (~40 ms at a million rows on a loaded host, against
     0.3-0.6 s to read them all)."""
     found: dict[str, int] = {}
-    sizes = "SELECT part, typeof(data), length(data) FROM row_facts WHERE part != ?"
-    for part, kind, length in db.execute(sizes, (_STAMP,)):
+    sizes = "SELECT part, typeof(data), length(data) FROM row_fact_chunks"
+    for part, kind, length in db.execute(sizes):
         if kind != "blob":
             return False
         found[str(part)] = int(length)
     ends: dict[str, tuple[int, int]] = {}
     edges = (  # the id_ends parts alone, by the key's range: 'id_ends.' < their names < 'id_ends/'
-        "SELECT part, substr(data, 1, 8), substr(data, -8) FROM row_facts"
+        "SELECT part, substr(data, 1, 8), substr(data, -8) FROM row_fact_chunks"
         " WHERE part > 'id_ends.' AND part < 'id_ends/'"
     )
     for part, first, last in db.execute(edges):
@@ -100,7 +104,7 @@ def sound(db: Any, rows: int) -> bool:
 def chunk_facts(db: Any, n: int, rows: int) -> RowFacts | None:
     """Chunk `n`'s stored facts (of `rows` in all), numbered from 0; None if damaged."""
     names = {chunk_part(name, n): name for name in PART_NAMES}
-    query = f"SELECT part, data FROM row_facts WHERE part IN ({','.join('?' * len(names))})"
+    query = f"SELECT part, data FROM row_fact_chunks WHERE part IN ({','.join('?' * len(names))})"
     found = {names[str(part)]: data for part, data in db.execute(query, list(names))}
     facts = (
         RowFacts.from_bytes(found) if all(isinstance(d, bytes) for d in found.values()) else None
@@ -122,23 +126,38 @@ def read(db: Any, catalogs: str) -> RowFacts | None:
     rows = _form(found.pop(_STAMP, b""), catalogs)
     if rows is None:
         return None
-    if rows == _WHOLE:  # an older gitmem's whole parts (chunks it left behind are not read)
-        return RowFacts.from_bytes({name: found[name] for name in PART_NAMES if name in found})
-    return RowFacts.from_chunks(found, rows)
+    if rows == _WHOLE:  # an older gitmem's whole parts
+        return RowFacts.from_bytes(found)
+    chunks = {
+        str(name): data for name, data in db.execute("SELECT part, data FROM row_fact_chunks")
+    }
+    if not all(isinstance(data, bytes) for data in chunks.values()):
+        return None
+    return RowFacts.from_chunks(chunks, rows)
 
 
 def write(db: Any, catalogs: str, facts: RowFacts | FactChunks) -> None:
     """Store `facts` for the catalog's stamp `catalogs`: the chunks a FactChunks changed, or
     all of a RowFacts (in place of whatever form was there: no stale chunk past the end, no
     older gitmem's whole parts, stay)."""
-    db.execute(TABLE)  # a catalog written before row facts existed lacks the table
+    for table in TABLES:  # a catalog written before row facts, or chunks, lacks them
+        db.execute(table)
     if isinstance(facts, FactChunks):
         chunks = facts.changed()
     else:
-        db.execute("DELETE FROM row_facts")
+        db.execute("DELETE FROM row_fact_chunks")
         chunks = facts.chunks()
+    db.execute("DELETE FROM row_facts")  # an older gitmem's whole parts, when there were
     written = _CHUNKED.format(size=rowfacts.CHUNK_ROWS, rows=len(facts))
-    parts = [(_STAMP, f"{catalogs}\x1f{written}".encode())]
-    for n, chunk in chunks.items():
-        parts.extend((chunk_part(name, n), data) for name, data in chunk.items())
-    db.executemany("INSERT OR REPLACE INTO row_facts (part, data) VALUES (?, ?)", parts)
+    db.execute(
+        "INSERT INTO row_facts (part, data) VALUES (?, ?)",
+        (_STAMP, f"{catalogs}\x1f{written}".encode()),
+    )
+    db.executemany(
+        "INSERT OR REPLACE INTO row_fact_chunks (part, data) VALUES (?, ?)",
+        [
+            (chunk_part(name, n), data)
+            for n, chunk in chunks.items()
+            for name, data in chunk.items()
+        ],
+    )
