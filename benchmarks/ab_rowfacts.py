@@ -130,10 +130,12 @@ def main() -> None:
             done = subprocess.run(
                 [sys.executable, __file__, str(args.store), "--one"],
                 env=env,
-                check=True,
                 capture_output=True,
                 text=True,
             )
+            if done.returncode:
+                print(f"round {n} {tree}: failed\n{done.stderr[-2000:]}", flush=True)
+                continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[str(tree)].append(result)
             print(f"round {n} {tree}: {result}", flush=True)
@@ -144,6 +146,7 @@ def main() -> None:
             "read_facts_s_median": median([r["read_facts_s"] for r in got]),
         }
         for tree, got in runs.items()
+        if got
     }
     print(json.dumps(summary, indent=1), flush=True)
     if args.json:
