@@ -161,23 +161,40 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
 ) -> None:
     before = answers(edited)
     path = edited.cache_dir / "index" / "catalog.sqlite"
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(path) as db:  # the parts of chunks "key.0", "ids.0" ...
         if damage == "short-part":  # whole and alike, but fewer rows than the vector file has
-            db.execute("UPDATE row_facts SET data = substr(data, 1, 16) WHERE part != 'stamp'")
-            db.execute("UPDATE row_facts SET data = substr(data, 1, 2) WHERE part = 'superseded'")
+            db.execute("UPDATE row_fact_chunks SET data = substr(data, 1, 16) WHERE 1")
+            db.execute(
+                "UPDATE row_fact_chunks SET data = substr(data, 1, 2) WHERE part LIKE 'superseded%'"
+            )
         elif damage == "missing-part":
-            db.execute("DELETE FROM row_facts WHERE part = 'weight'")
+            db.execute("DELETE FROM row_fact_chunks WHERE part LIKE 'weight%'")
         elif damage == "ragged":  # bytes that are no whole number of items
-            db.execute("UPDATE row_facts SET data = CAST(data || x'00' AS BLOB) WHERE part = 'key'")
+            db.execute(
+                "UPDATE row_fact_chunks SET data = CAST(data || x'00' AS BLOB)"
+                " WHERE part LIKE 'key%'"
+            )
         elif damage == "text":  # a part stored as text (what || makes of blobs)
-            db.execute("UPDATE row_facts SET data = data || '' WHERE part = 'ids'")
+            db.execute("UPDATE row_fact_chunks SET data = data || '' WHERE part LIKE 'ids%'")
         elif damage == "no-ids":  # as a gitmem from before the ids were in the facts wrote
-            db.execute("DELETE FROM row_facts WHERE part IN ('ids', 'id_ends')")
+            db.execute("DELETE FROM row_fact_chunks WHERE part LIKE 'id%'")
         elif damage == "short-ids":
-            db.execute("UPDATE row_facts SET data = substr(data, 1, 3) WHERE part = 'ids'")
+            db.execute(
+                "UPDATE row_fact_chunks SET data = substr(data, 1, 3) WHERE part LIKE 'ids%'"
+            )
         else:  # the ends point past the text
-            db.execute("UPDATE row_facts SET data = CAST(data || x'00' AS BLOB) WHERE part = 'ids'")
-    other = reopened(edited.root, tiny_model_dir)
+            db.execute(
+                "UPDATE row_fact_chunks SET data = CAST(data || x'00' AS BLOB)"
+                " WHERE part LIKE 'ids%'"
+            )
+    assert_damage_heals(edited, tiny_model_dir, before)
+
+
+def assert_damage_heals(store: Store, model_dir: Path, before: object) -> None:
+    """After damage to the stored row facts: not trusted, the answers as `before`, and the
+    facts the tables' again after the next write."""
+    other = reopened(store.root, model_dir)
+    assert stored_and_computed(other)[0] is None  # not trusted
     assert answers(other) == before
     assert_facts_rewritten_by_a_write(other)
 

@@ -4,8 +4,9 @@ vector rows belong to it, and which commit and model the whole index was built f
 SQLite (the standard library's) in WAL mode: a reader sees one committed state while an
 updater writes the next, and the commit stamp moves in the same transaction as the rows.
 
-Beside the tables, the row facts (gitmem.index.rowfacts) in one table, rewritten by every write
-transaction with the rows they describe.
+Beside the tables, the row facts (gitmem.index.rowfacts) in one table, in chunks
+(gitmem.index.factstore): a write transaction rewrites the chunks whose rows it changed, with
+the rows they describe.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
+from gitmem.index import factstore, rowfacts
 from gitmem.index.entries import SUPERSEDED, Entry, Filter, entry_from_row, entry_row
-from gitmem.index.rowfacts import RowFacts, StoredFacts
+from gitmem.index.rowfacts import FactChunks, RowFacts, StoredFacts
 from gitmem.index.stamp import CATALOG_SCHEMA
 from gitmem.store.record import Record
 
@@ -29,7 +31,6 @@ __all__ = [
     "CatalogCorrupt",
 ]
 
-_STAMP = "stamp"  # the row_facts part that says what they were written for (Catalog._stamp)
 VECTORS = "vectors.f32"  # the vector file's name until a compaction names another
 
 _TABLES = """
@@ -43,7 +44,6 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS chunks (row INTEGER PRIMARY KEY, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_by_id ON chunks (id);
 CREATE INDEX IF NOT EXISTS records_by_type ON records (type, status);
-CREATE TABLE IF NOT EXISTS row_facts (part TEXT PRIMARY KEY, data BLOB NOT NULL);
 """
 
 
@@ -90,6 +90,8 @@ class Catalog:
             self._db.execute("PRAGMA synchronous=NORMAL")
             if create:
                 self._db.executescript(_TABLES)
+                for table in factstore.TABLES:
+                    self._db.execute(table)
                 self.set_meta({"schema": CATALOG_SCHEMA})
             elif self.meta("schema") != CATALOG_SCHEMA:
                 raise CatalogCorrupt(f"{path} has schema {self.meta('schema')!r}")
@@ -213,22 +215,35 @@ class Catalog:
         top = self._db.execute("SELECT max(rowid) FROM records").fetchone()[0]
         return int(self.meta("next_key") or 0), -1 if top is None else int(top)
 
-    def _facts_to_write(self) -> RowFacts:
-        """Inside a write transaction: the stored row facts, or (a catalog written before
-        they existed, or damaged ones) the facts the tables say."""
+    def _facts_to_write(self) -> RowFacts | FactChunks:
+        """Inside a write transaction: the stored row facts in chunks, each read when a row of
+        it changes; else (the whole parts an older gitmem wrote, a catalog written before row
+        facts existed, or damaged ones) all of them, the stored or those the tables say, for
+        `_store_facts` to write whole, in chunks."""
+        try:
+            rows = factstore.chunked_rows(self._db, self._stamp())
+            if rows is not None and rows >= self.next_row() and factstore.sound(self._db, rows):
+                return FactChunks(rows, lambda n: self._chunk_facts(n, rows))
+        except sqlite3.OperationalError:  # no such table: a catalog before row facts
+            pass
         stored = self._stored_facts()
         if stored is None or len(stored) < self.next_row():
             return self.computed_facts()
         return stored
 
-    def _store_facts(self, facts: RowFacts) -> None:
-        self._db.execute(  # a catalog written before row facts existed lacks the table
-            "CREATE TABLE IF NOT EXISTS row_facts (part TEXT PRIMARY KEY, data BLOB NOT NULL)"
-        )
-        parts = {**facts.to_bytes(), _STAMP: self._stamp().encode()}
-        self._db.executemany(
-            "INSERT OR REPLACE INTO row_facts (part, data) VALUES (?, ?)", list(parts.items())
-        )
+    def _chunk_facts(self, n: int, rows: int) -> RowFacts:
+        """Chunk `n`'s stored facts, numbered from 0, or (damaged after all) the tables'."""
+        facts = factstore.chunk_facts(self._db, n, rows)
+        if facts is None:
+            size = rowfacts.CHUNK_ROWS
+            count = min(size, rows - n * size)
+            facts = self._computed(n * size, (n + 1) * size)
+            if len(facts) < count:
+                facts.put(count - 1, -1, 0, 0.0, False, "")
+        return facts
+
+    def _store_facts(self, facts: RowFacts | FactChunks) -> None:
+        factstore.write(self._db, self._stamp(), facts)
 
     def _stamp(self) -> str:
         """What row facts are written for: the commit and the vector file as the catalog
@@ -238,33 +253,33 @@ class Catalog:
 
     def _stored_facts(self) -> RowFacts | None:
         try:
-            found = {
-                str(name): data
-                for name, data in self._db.execute("SELECT part, data FROM row_facts")
-            }
+            return factstore.read(self._db, self._stamp())
         except sqlite3.OperationalError:  # no such table (an older gitmem), or text not UTF-8
             return None
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(str(exc)) from exc
-        if not all(isinstance(data, bytes) for data in found.values()):  # text: damaged
-            return None
-        if found.pop(_STAMP, b"").decode(errors="replace") != self._stamp():
-            return None
-        return RowFacts.from_bytes(found)
 
     @_one_at_a_time
     def computed_facts(self) -> RowFacts:
         """The row facts as the tables state them (what the stored ones must equal)."""
-        facts = RowFacts()
-        query = (
-            "SELECT chunks.row, records.rowid, records.updated, records.weight, records.status,"
-            " records.id FROM chunks JOIN records ON records.id = chunks.id ORDER BY chunks.row"
-        )
-        for row, key, updated, weight, status, rid in self._db.execute(query):
-            facts.put(row, key, updated, weight, status == SUPERSEDED, rid)
+        facts = self._computed(0, None)
         top = self._db.execute("SELECT max(row) FROM chunks").fetchone()[0]
         if top is not None and len(facts) <= top:
             facts.put(top, -1, 0, 0.0, False, "")
+        return facts
+
+    def _computed(self, start: int, stop: int | None) -> RowFacts:
+        """The facts of rows `start` to `stop` (None: to the last) as the tables state them,
+        numbered from 0, as far as the last live row among them."""
+        facts = RowFacts()
+        query = (
+            "SELECT chunks.row, records.rowid, records.updated, records.weight, records.status,"
+            " records.id FROM chunks JOIN records ON records.id = chunks.id"
+            " WHERE chunks.row >= ? AND chunks.row < ? ORDER BY chunks.row"
+        )
+        bounds = (start, 2**62 if stop is None else stop)
+        for row, key, updated, weight, status, rid in self._db.execute(query, bounds):
+            facts.put(row - start, key, updated, weight, status == SUPERSEDED, rid)
         return facts
 
     # --- reading ---------------------------------------------------------------------------
@@ -391,6 +406,8 @@ class Catalog:
         db.execute("BEGIN IMMEDIATE")
         try:
             facts = self._facts_to_write()
+            if isinstance(facts, FactChunks):  # every row moves: all of them
+                facts = self._stored_facts() or self.computed_facts()
             db.execute("UPDATE chunks SET row = -row - 1")
             db.executemany(
                 "UPDATE chunks SET row = ? WHERE row = ?",

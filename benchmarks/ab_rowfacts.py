@@ -1,0 +1,157 @@
+"""Catch-up after 100 commits on a large store, two code trees alternated: the row facts
+written whole (before) against in chunks (gitmem.index.factstore), each on the same store.
+
+    nice -n 5 .venv/bin/python benchmarks/ab_rowfacts.py STORE --trees BEFORE AFTER \
+        [--rounds 3] [--json OUT]
+
+Each round runs, for each tree in turn (ABBA order across rounds), one process with
+`PYTHONPATH` that tree: a warm-up catch-up after 100 new records (untimed: it brings the row
+facts into that tree's form, whole or chunks, which is a one-time cost of switching), then
+two timed catch-ups after 100 new records each (appended rows: one or two chunks dirty) and
+two after 100 edits of records picked at random (their old rows die all over the store),
+and the time a reader takes to read all the row facts (`Catalog.row_facts`, median of 3).
+`--profile OUT` instead runs one catch-up after 100 edits under cProfile in this process.
+The store is written to: use a copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import machine, median, write_json
+
+
+def _ids(root: Path, count: int) -> list[str]:
+    """`count` record ids picked at random (by rowid) from the store's catalog."""
+    path = root / ".gitmem" / "index" / "catalog.sqlite"
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        top = db.execute("SELECT max(rowid) FROM records").fetchone()[0]
+        picked: list[str] = []
+        while len(picked) < count:
+            row = db.execute(
+                "SELECT id FROM records WHERE rowid >= ? LIMIT 1", (random.randrange(top),)
+            )
+            found = row.fetchone()
+            if found and found[0] not in picked:
+                picked.append(found[0])
+        return picked
+    finally:
+        db.close()
+
+
+def _catch_up(store: Any, kind: str) -> float:
+    tag = random.randrange(10**6)
+    if kind == "new":
+        for i in range(100):
+            store.record("fact", f"New fact {tag}-{i} about row facts.", title=f"New {tag} {i}")
+    else:
+        for i, rid in enumerate(_ids(store.root, 100)):
+            store.amend(rid, {"abstract": f"edited {tag}-{i}"})
+    began = time.perf_counter()
+    store.index()
+    return time.perf_counter() - began
+
+
+def _read_facts(root: Path) -> float:
+    from gitmem.index.catalog import Catalog
+
+    times = []
+    for _ in range(3):
+        catalog = Catalog(root / ".gitmem" / "index" / "catalog.sqlite")
+        began = time.perf_counter()
+        stored = catalog.row_facts()
+        times.append(time.perf_counter() - began)
+        catalog.close()
+        assert stored is not None, "no row facts read"
+    return median(times)
+
+
+def one(root: Path) -> dict[str, Any]:
+    from gitmem.api import Store
+
+    store = Store.open(root)
+    store.index()
+    warm = _catch_up(store, "new")
+    return {
+        "warm_up_s": warm,
+        "new_s": [_catch_up(store, "new") for _ in range(2)],
+        "edits_s": [_catch_up(store, "edits") for _ in range(2)],
+        "read_facts_s": _read_facts(root),
+        "load": os.getloadavg()[0],
+    }
+
+
+def profile(root: Path, out: Path) -> None:
+    from gitmem.api import Store
+
+    store = Store.open(root)
+    store.index()
+    for rid in _ids(root, 100):
+        store.amend(rid, {"abstract": f"profiled {random.randrange(10**6)}"})
+    profiler = cProfile.Profile()
+    began = time.perf_counter()
+    profiler.runcall(store.index)
+    print(f"catch-up after 100 edits: {time.perf_counter() - began:.2f} s", flush=True)
+    with out.open("w") as stream:
+        pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(45)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store", type=Path)
+    parser.add_argument("--trees", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", type=Path, help="cProfile one catch-up to this file")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.store)))
+        return
+    if args.profile:
+        profile(args.store, args.profile)
+        return
+    runs: dict[str, list[dict[str, Any]]] = {str(tree): [] for tree in args.trees}
+    for n in range(args.rounds):
+        for tree in args.trees if n % 2 == 0 else args.trees[::-1]:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run(
+                [sys.executable, __file__, str(args.store), "--one"],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode:
+                print(f"round {n} {tree}: failed\n{done.stderr[-2000:]}", flush=True)
+                continue
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[str(tree)].append(result)
+            print(f"round {n} {tree}: {result}", flush=True)
+    summary = {
+        tree: {
+            "new_s_median": median([t for r in got for t in r["new_s"]]),
+            "edits_s_median": median([t for r in got for t in r["edits_s"]]),
+            "read_facts_s_median": median([r["read_facts_s"] for r in got]),
+        }
+        for tree, got in runs.items()
+        if got
+    }
+    print(json.dumps(summary, indent=1), flush=True)
+    if args.json:
+        write_json(args.json, {"machine": machine(), "runs": runs, "summary": summary})
+
+
+if __name__ == "__main__":
+    main()
