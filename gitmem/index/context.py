@@ -73,7 +73,7 @@ def filling(
         out = spill.open("wb")
 
         def keep(texts: Sequence[TextFields], first: int, records: Iterable[Record]) -> None:
-            facts.put(records)
+            facts.put(records, new=True)  # a build's ids are unique (CatchUp._single_claims)
             try:
                 pickle.dump((list(texts), first), out, protocol=pickle.HIGHEST_PROTOCOL)
                 out.flush()

@@ -48,7 +48,8 @@ CREATE INDEX IF NOT EXISTS links_to ON links (dst);
 
 def lead(record: Record) -> str:
     """What a record lends its neighbours: its first LEAD_WORDS words."""
-    words = " ".join((record.title, record.abstract, record.body)).split()
+    # maxsplit: the words past the lead stay one piece, not split (a long body, a build's cost)
+    words = " ".join((record.title, record.abstract, record.body)).split(None, LEAD_WORDS)
     return " ".join(words[:LEAD_WORDS])
 
 
@@ -74,10 +75,12 @@ class Neighbours:
     def commit(self) -> None:
         self._db.commit()
 
-    def put(self, records: Iterable[Record]) -> None:
-        """Add (or replace) `records`; those not active are dropped instead."""
+    def put(self, records: Iterable[Record], *, new: bool = False) -> None:
+        """Add (or replace) `records`; those not active are dropped instead. `new`: none of
+        them is here yet (a full build's, each id once), so there is nothing to drop first."""
         records = list(records)
-        self.drop([r.id for r in records])
+        if not new:
+            self.drop([r.id for r in records])
         active = [r for r in records if r.status != _SUPERSEDED]
         self._db.executemany(
             "INSERT INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
