@@ -40,8 +40,10 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS facts (
     id TEXT PRIMARY KEY, source TEXT NOT NULL, created INTEGER NOT NULL, lead TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS facts_in_order ON facts (source, created, id);
 CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL, PRIMARY KEY (src, dst));
+"""
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS facts_in_order ON facts (source, created, id);
 CREATE INDEX IF NOT EXISTS links_to ON links (dst);
 """
 
@@ -56,7 +58,11 @@ def lead(record: Record) -> str:
 class Neighbours:
     """The active records' facts that contexts are made of. Writes wait for `commit`."""
 
-    def __init__(self, path: Path, *, create: bool = False, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, create: bool = False, readonly: bool = False, indexed: bool = True
+    ) -> None:
+        """`indexed` False (with `create`: a full build's new table) leaves the indexes for
+        `index()` to make once the rows are in: one sort, not a B-tree insert per row."""
         if not create and not path.is_file():
             raise sqlite3.DatabaseError(f"{path} is missing")
         if readonly:
@@ -68,9 +74,15 @@ class Neighbours:
         if create:
             self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while a catch-up writes
             self._db.executescript(_TABLES)
+            if indexed:
+                self.index()
 
     def close(self) -> None:
         self._db.close()
+
+    def index(self) -> None:
+        """Make the indexes the queries use (if not made yet)."""
+        self._db.executescript(_INDEXES)
 
     def commit(self) -> None:
         self._db.commit()
