@@ -7,10 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_indexbuild import build, model_dir, varied  # noqa: F401  (fixtures)
 
+from gitmem.api import Store
 from gitmem.index import catchup, neighbours
+from gitmem.index.catalog import Catalog
 from gitmem.index.textdoc import TextDoc, text_fields, with_context
 from gitmem.store.record import Record
 
@@ -72,3 +76,35 @@ def test_a_lead_is_the_first_words_of_title_abstract_and_body(body: str) -> None
 def test_a_record_file_id_is_its_path_stem(path: str) -> None:
     assert catchup._is_record(path)
     assert catchup._stem(path) == Path(path).stem
+
+
+@pytest.mark.parametrize("group", [(4, 1 << 30), (12, 1 << 30), (1 << 30, 1)])
+def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_time(
+    varied: Store,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    group: tuple[int, int],
+) -> None:
+    applied: list[int] = []
+    real = Catalog.apply
+
+    def counted(self: Catalog, remove: Any, add: Any, meta: Any, first: Any = None) -> None:
+        applied.append(len(add))
+        real(self, remove, add, meta, first)
+
+    monkeypatch.setattr(Catalog, "apply", counted)
+    monkeypatch.setattr(catchup, "_APPLY_RECORDS", 4)  # with _BATCH 4: each batch alone
+    one_by_one = build(varied, monkeypatch, parallel=False)
+    assert [n for n in applied if n] == [4] * 7 + [2]
+    applied.clear()
+    monkeypatch.setattr(catchup, "_APPLY_RECORDS", group[0])
+    monkeypatch.setattr(catchup, "_APPLY_CHARS", group[1])
+    grouped = build(varied, monkeypatch, parallel=False)
+    expected = {4: [4] * 7 + [2], 12: [12, 12, 6], 1 << 30: [4] * 7 + [2]}[group[0]]
+    assert [n for n in applied if n] == expected
+    assert grouped == one_by_one
+    catalog = Catalog(varied.cache_dir / "index" / "catalog.sqlite")
+    try:
+        stored = catalog._stored_facts()
+        assert stored is not None and stored == catalog.computed_facts()
+    finally:
+        catalog.close()
