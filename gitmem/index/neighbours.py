@@ -89,13 +89,14 @@ class Neighbours:
 
     def put(self, records: Iterable[Record], *, new: bool = False) -> None:
         """Add (or replace) `records`; those not active are dropped instead. `new`: none of
-        them is here yet (a full build's, each id once), so there is nothing to drop first."""
+        them is here yet (a full build's, each id once), so there is nothing to drop first (an id
+        there after all keeps the last facts given, as without `new`, not a failed build)."""
         records = list(records)
         if not new:
             self.drop([r.id for r in records])
         active = [r for r in records if r.status != _SUPERSEDED]
         self._db.executemany(
-            "INSERT INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
             [(r.id, r.source, int(r.created.timestamp()), lead(r)) for r in active],
         )
         self._db.executemany(
