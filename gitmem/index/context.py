@@ -67,13 +67,13 @@ def filling(
     `neighbours.sqlite` and spills its documents to a file beside it, so a build holds one
     batch in memory, not the store; at the end the spilled batches are read back in order and
     written with their context, then the sources' index."""
-    facts = Neighbours(root / FILE, create=True)
+    facts = Neighbours(root / FILE, create=True, indexed=False)
     spill = root / _SPILL
     try:
         out = spill.open("wb")
 
         def keep(texts: Sequence[TextFields], first: int, records: Iterable[Record]) -> None:
-            facts.put(records)
+            facts.put(records, new=True)  # a build's ids are unique (CatchUp._single_claims)
             try:
                 pickle.dump((list(texts), first), out, protocol=pickle.HIGHEST_PROTOCOL)
                 out.flush()
@@ -87,6 +87,7 @@ def filling(
             # (naming the file) must not be replaced by the close's.
             with contextlib.suppress(OSError):
                 out.close()
+        facts.index()
         context_of, _ = facts.contexts()
         with spill.open("rb") as held:
             while True:

@@ -40,22 +40,29 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS facts (
     id TEXT PRIMARY KEY, source TEXT NOT NULL, created INTEGER NOT NULL, lead TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS facts_in_order ON facts (source, created, id);
 CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL, PRIMARY KEY (src, dst));
+"""
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS facts_in_order ON facts (source, created, id);
 CREATE INDEX IF NOT EXISTS links_to ON links (dst);
 """
 
 
 def lead(record: Record) -> str:
     """What a record lends its neighbours: its first LEAD_WORDS words."""
-    words = " ".join((record.title, record.abstract, record.body)).split()
+    # maxsplit: the words past the lead stay one piece, not split (a long body, a build's cost)
+    words = " ".join((record.title, record.abstract, record.body)).split(None, LEAD_WORDS)
     return " ".join(words[:LEAD_WORDS])
 
 
 class Neighbours:
     """The active records' facts that contexts are made of. Writes wait for `commit`."""
 
-    def __init__(self, path: Path, *, create: bool = False, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, create: bool = False, readonly: bool = False, indexed: bool = True
+    ) -> None:
+        """`indexed` False (with `create`: a full build's new table) leaves the indexes for
+        `index()` to make once the rows are in: one sort, not a B-tree insert per row."""
         if not create and not path.is_file():
             raise sqlite3.DatabaseError(f"{path} is missing")
         if readonly:
@@ -67,20 +74,29 @@ class Neighbours:
         if create:
             self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while a catch-up writes
             self._db.executescript(_TABLES)
+            if indexed:
+                self.index()
 
     def close(self) -> None:
         self._db.close()
 
+    def index(self) -> None:
+        """Make the indexes the queries use (if not made yet)."""
+        self._db.executescript(_INDEXES)
+
     def commit(self) -> None:
         self._db.commit()
 
-    def put(self, records: Iterable[Record]) -> None:
-        """Add (or replace) `records`; those not active are dropped instead."""
+    def put(self, records: Iterable[Record], *, new: bool = False) -> None:
+        """Add (or replace) `records`; those not active are dropped instead. `new`: none of
+        them is here yet (a full build's, each id once), so there is nothing to drop first (an id
+        there after all keeps the last facts given, as without `new`, not a failed build)."""
         records = list(records)
-        self.drop([r.id for r in records])
+        if not new:
+            self.drop([r.id for r in records])
         active = [r for r in records if r.status != _SUPERSEDED]
         self._db.executemany(
-            "INSERT INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
             [(r.id, r.source, int(r.created.timestamp()), lead(r)) for r in active],
         )
         self._db.executemany(

@@ -162,8 +162,11 @@ def with_context(made: TextFields, context: str) -> TextFields:
         return made
     fields, stored = made
     context = clean(context)
-    data = json.loads(stored)
-    return {**fields, "context": context}, json.dumps([*data, context], ensure_ascii=False).encode()
+    # `stored` is json.dumps of a list, so it ends in "]" and its items are joined by ", ":
+    # the context goes in as one more item, without parsing and encoding the body again (a
+    # full build does this for every record, in its one process).
+    more = b", " + json.dumps(context, ensure_ascii=False).encode() + b"]"
+    return {**fields, "context": context}, stored[:-1] + more
 
 
 def from_source(data: str | bytes) -> TextDoc:
