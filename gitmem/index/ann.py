@@ -46,9 +46,11 @@ as before. This module is its only importer.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -117,6 +119,7 @@ class Graph:
 
     def __init__(self, index: Any, stamp: Stamp) -> None:
         self._index = index
+        self._any_dtype = _compiled().ScalarKind.Unknown
         self.covered = stamp.covered
         self.size = len(index)  # rows in the graph: removed ones are not
 
@@ -125,12 +128,10 @@ class Graph:
         than `k` only when the graph holds fewer rows, or when some of its rows cannot be
         reached from its entry (a graph built on several threads may leave a few unlinked;
         GraphRanking then ranks exactly)."""
-        from usearch.compiled import ScalarKind
-
         want = max(k, 1)
         # As usearch.index.Index.search does for one query (its dtype taken from the array).
         keys, _, counts, _, _ = self._index.search_many(
-            query.reshape(1, -1), count=want, exact=False, threads=1, dtype=ScalarKind.Unknown
+            query.reshape(1, -1), count=want, exact=False, threads=1, dtype=self._any_dtype
         )
         return keys[0][: counts[0]]
 
@@ -160,9 +161,8 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
 def _view(path: Path, dim: int) -> Any:
     """The compiled index mapped from `path`, configured from its own header (as usearch's
     Index.restore does); None when it cannot be read or is not of `dim` dimensions."""
-    from usearch import compiled
-
     try:
+        compiled = _compiled()
         header = compiled.index_dense_metadata_from_path(str(path))
         if header.get("dimensions") != dim:
             return None
@@ -173,9 +173,52 @@ def _view(path: Path, dim: int) -> Any:
             enable_key_lookups=False,
         )
         index.view_index_from_path(str(path))
-    except (OSError, RuntimeError, ValueError, KeyError, TypeError):
+    except (ImportError, OSError, RuntimeError, ValueError, KeyError, TypeError):
         return None
     return index
+
+
+def _compiled() -> Any:
+    """usearch's compiled module (the index itself), loaded without running usearch's package
+    `__init__` where it can: that imports urllib.request, and with it http.client, ssl and
+    email (~60-190 ms of a `gitmem recall` process on the loaded 2-core host), for a binary
+    downloader a reader never uses. As that `__init__` does first, NumKong's library (when
+    installed) is loaded with its symbols global, for the compiled module to link against.
+    Anything unexpected (another usearch layout): the ordinary import."""
+    loaded = sys.modules.get("usearch.compiled")
+    if loaded is not None:
+        return loaded
+    try:
+        package = importlib.util.find_spec("usearch")
+        spec = _extension(package, "usearch.compiled")
+        if spec is None or spec.loader is None:
+            raise ImportError("usearch.compiled")
+        numkong = _extension(importlib.util.find_spec("numkong"), "numkong._numkong")
+        if numkong is not None and numkong.origin:
+            import ctypes
+
+            ctypes.CDLL(numkong.origin, mode=ctypes.RTLD_GLOBAL)
+        module = importlib.util.module_from_spec(spec)  # an extension: initialised here
+        spec.loader.exec_module(module)
+    except (ImportError, OSError, ValueError):
+        from usearch import compiled
+
+        return compiled
+    sys.modules["usearch.compiled"] = module  # what a later `import usearch` finds
+    return module
+
+
+def _extension(package: Any, name: str) -> Any:
+    """The spec of the extension module `name` in `package` (a spec), found without
+    importing the package; None when there is none."""
+    if package is None or not package.submodule_search_locations:
+        return None
+    kinds = (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
+    for where in package.submodule_search_locations:
+        found = importlib.machinery.FileFinder(where, kinds).find_spec(name)
+        if found is not None:
+            return found
+    return None
 
 
 def _load(path: Path, *, view: bool) -> Any:
