@@ -66,6 +66,7 @@ def main() -> None:
             _run([str(commands[name]), "recall", q], envs[name])
             times[name].append((time.perf_counter() - start) * 1000)
     load_after = os.getloadavg()[0]
+    paired = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
     result: dict[str, Any] = {
         "machine": machine(),
         "store": store,
@@ -74,7 +75,7 @@ def main() -> None:
         "load_average": [load_before, load_after],
         "base_ms": median(times["base"]),
         "head_ms": median(times["head"]),
-        "head_over_base": median([h / b for h, b in zip(times["head"], times["base"], strict=True)]),
+        "head_over_base": median(paired),
         "times_ms": times,
     }
     print(
