@@ -118,11 +118,18 @@ class SemanticHalf:
         q = query_row(self._model.encode_query(query))
         allowed = self._allowed(flt)
         graph = self._graph() if flt.status_only else None
-        if graph is not None:  # a large index (gitmem.index.ann): the facts of a few rows
+        if graph is not None:  # a large index (gitmem.index.ann)
             from gitmem.index.vectors import GraphRanking
 
-            asked = _AskedRows(self._owners, self._entries, flt, self._row_arrays)
-            return self._best_records(GraphRanking(matrix, q, graph, asked), asked, n)
+            # A process that recalls once asks the catalog for the facts of the rows the graph
+            # proposes; one that recalls again and again reads the stored facts once (~0.1 ms
+            # a query against ~2-5 for the catalog's). The same facts either way.
+            rows = None if without_numpy else self._row_arrays()
+            if rows is None:
+                rows = hide = _AskedRows(self._owners, self._entries, flt, self._row_arrays)
+            else:
+                hide = rows.dead if flt.include_superseded else rows.hidden
+            return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
         rows = self._row_arrays() if flt.status_only else None
         if rows is not None:  # the filter asks only about status: the row facts know it
             hide = rows.dead if flt.include_superseded else rows.hidden
