@@ -12,13 +12,15 @@ install with `extras`, in benchmarks/.venvs/tree-base-<extras> and tree-head-<ex
 each process is that venv's `gitmem recall QUERY` console script, run outside the repository.
 Before timing, both trees answer every query once with `--json` at a fixed `--now`, and their
 answers must be the same. Queries: bench_recall.queries(runs, seed=9), each timed once a tree,
-the order swapped every query.
+the order swapped every query; each process's wall time and CPU time (user + system: on a
+loaded host the steadier of the two) are reported, as medians and as paired head/base ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -60,13 +62,17 @@ def main() -> None:
             sys.exit(f"the trees answer {q!r} differently")
     load_before = os.getloadavg()[0]
     times: dict[str, list[float]] = {"base": [], "head": []}
+    cpu: dict[str, list[float]] = {"base": [], "head": []}  # user + system, the process's
     for run, q in enumerate(asked):
         for name in ("base", "head") if run % 2 == 0 else ("head", "base"):
+            before = _children_cpu()
             start = time.perf_counter()
             _run([str(commands[name]), "recall", q], envs[name])
             times[name].append((time.perf_counter() - start) * 1000)
+            cpu[name].append((_children_cpu() - before) * 1000)
     load_after = os.getloadavg()[0]
     paired = [h / b for h, b in zip(times["head"], times["base"], strict=True)]
+    paired_cpu = [h / b for h, b in zip(cpu["head"], cpu["base"], strict=True)]
     result: dict[str, Any] = {
         "machine": machine(),
         "store": store,
@@ -76,15 +82,28 @@ def main() -> None:
         "base_ms": median(times["base"]),
         "head_ms": median(times["head"]),
         "head_over_base": median(paired),
+        "base_cpu_ms": median(cpu["base"]),
+        "head_cpu_ms": median(cpu["head"]),
+        "head_over_base_cpu": median(paired_cpu),
         "times_ms": times,
+        "cpu_ms": cpu,
     }
     print(
         f"gitmem recall, whole process, median of {args.runs}: base {result['base_ms']:.0f} ms,"
         f" head {result['head_ms']:.0f} ms, head/base {result['head_over_base']:.2f}"
-        f" (paired); load average {load_before:.1f} -> {load_after:.1f}",
+        f" (paired); CPU: base {result['base_cpu_ms']:.0f} ms, head {result['head_cpu_ms']:.0f} ms,"
+        f" head/base {result['head_over_base_cpu']:.2f}; load average {load_before:.1f} ->"
+        f" {load_after:.1f}",
         flush=True,
     )
     write_json(args.json, result)
+
+
+def _children_cpu() -> float:
+    """Seconds of CPU (user and system) the finished children of this process have used: on a
+    loaded host, what a process costs, where its wall time is mostly waiting for a core."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> str:
