@@ -46,11 +46,11 @@ as before. This module is its only importer.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +58,7 @@ from typing import Any
 
 from gitmem.atomic import replace_file
 from gitmem.index.annstamp import Stamp, describing, identity, read_stamp
+from gitmem.index.extension import load_alone
 from gitmem.index.verify import crc32
 
 __all__ = [
@@ -179,46 +180,21 @@ def _view(path: Path, dim: int) -> Any:
 
 
 def _compiled() -> Any:
-    """usearch's compiled module (the index itself), loaded without running usearch's package
-    `__init__` where it can: that imports urllib.request, and with it http.client, ssl and
-    email (~60-190 ms of a `gitmem recall` process on the loaded 2-core host), for a binary
-    downloader a reader never uses. As that `__init__` does first, NumKong's library (when
-    installed) is loaded with its symbols global, for the compiled module to link against.
-    Anything unexpected (another usearch layout): the ordinary import."""
-    loaded = sys.modules.get("usearch.compiled")
-    if loaded is not None:
+    """usearch's compiled module (the index itself), loaded without usearch's package imports
+    where it can (gitmem.index.extension: NumKong's library first, as usearch's `__init__`
+    loads it); otherwise the ordinary import."""
+    with _LOADING:  # two threads' recalls (an MCP server) must not initialise it twice
+        loaded = sys.modules.get("usearch.compiled") or load_alone(
+            "usearch.compiled", needs=("numkong._numkong",)
+        )
+        if loaded is None:
+            from usearch import compiled
+
+            loaded = compiled
         return loaded
-    try:
-        package = importlib.util.find_spec("usearch")
-        spec = _extension(package, "usearch.compiled")
-        if spec is None or spec.loader is None:
-            raise ImportError("usearch.compiled")
-        numkong = _extension(importlib.util.find_spec("numkong"), "numkong._numkong")
-        if numkong is not None and numkong.origin:
-            import ctypes
-
-            ctypes.CDLL(numkong.origin, mode=ctypes.RTLD_GLOBAL)
-        module = importlib.util.module_from_spec(spec)  # an extension: initialised here
-        spec.loader.exec_module(module)
-    except (ImportError, OSError, ValueError):
-        from usearch import compiled
-
-        return compiled
-    sys.modules["usearch.compiled"] = module  # what a later `import usearch` finds
-    return module
 
 
-def _extension(package: Any, name: str) -> Any:
-    """The spec of the extension module `name` in `package` (a spec), found without
-    importing the package; None when there is none."""
-    if package is None or not package.submodule_search_locations:
-        return None
-    kinds = (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
-    for where in package.submodule_search_locations:
-        found = importlib.machinery.FileFinder(where, kinds).find_spec(name)
-        if found is not None:
-            return found
-    return None
+_LOADING = threading.Lock()
 
 
 def _load(path: Path, *, view: bool) -> Any:
