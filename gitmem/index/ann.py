@@ -49,6 +49,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,6 +58,7 @@ from typing import Any
 
 from gitmem.atomic import replace_file
 from gitmem.index.annstamp import Stamp, describing, identity, read_stamp
+from gitmem.index.extension import load_alone
 from gitmem.index.verify import crc32
 
 __all__ = [
@@ -110,10 +113,14 @@ def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
 
 
 class Graph:
-    """A graph opened for reading (memory-mapped: opening costs next to nothing)."""
+    """A graph opened for reading: memory-mapped through usearch's compiled index, without
+    usearch's Python wrapper (its import loads tqdm and more, ~50-100 ms of a `gitmem recall`)
+    and without the key look-up table (a reader never asks for a row by key: mapping 1M rows
+    with it built a hash table of every key, ~half of the ~0.2-0.5 s that opening took)."""
 
     def __init__(self, index: Any, stamp: Stamp) -> None:
         self._index = index
+        self._any_dtype = _compiled().ScalarKind.Unknown
         self.covered = stamp.covered
         self.size = len(index)  # rows in the graph: removed ones are not
 
@@ -123,13 +130,19 @@ class Graph:
         reached from its entry (a graph built on several threads may leave a few unlinked;
         GraphRanking then ranks exactly)."""
         want = max(k, 1)
-        found = self._index.search(query, want, threads=1, exact=False)
-        return found.keys[: len(found)]
+        # As usearch.index.Index.search does for one query (its dtype taken from the array).
+        keys, _, counts, _, _ = self._index.search_many(
+            query.reshape(1, -1), count=want, exact=False, threads=1, dtype=self._any_dtype
+        )
+        return keys[0][: counts[0]]
 
 
 def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     """The graph of the vector file `vectors_name`, mapped; None when there is none that can
-    be read (not built yet, damaged, another version): the caller ranks exactly."""
+    be read (not built yet, damaged, another version): the caller ranks exactly. Checked by
+    its stamp and one stat (gitmem.index.annstamp), never read whole: what mapping costs is
+    usearch walking the nodes' headers (docs/benchmarks.md, "Session 14: `gitmem recall` at a
+    million, whole process")."""
     if not available():
         return None
     path, stamp_path = graph_paths(root, vectors_name)
@@ -139,11 +152,49 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     described = describing(path, stamp, checksum=False)
     if described is None:
         return None
-    index = _load(path, view=True)
-    if index is None or index.ndim != dim:
+    index = _view(path, dim)
+    if index is None:
         return None
     index.expansion_search = _EXPANSION_SEARCH
     return Graph(index, described)
+
+
+def _view(path: Path, dim: int) -> Any:
+    """The compiled index mapped from `path`, configured from its own header (as usearch's
+    Index.restore does); None when it cannot be read or is not of `dim` dimensions."""
+    try:
+        compiled = _compiled()
+        header = compiled.index_dense_metadata_from_path(str(path))
+        if header.get("dimensions") != dim:
+            return None
+        index = compiled.Index(
+            ndim=dim,
+            dtype=header["kind_scalar"],
+            metric_kind=header["kind_metric"],
+            enable_key_lookups=False,
+        )
+        index.view_index_from_path(str(path))
+    except (ImportError, OSError, RuntimeError, ValueError, KeyError, TypeError):
+        return None
+    return index
+
+
+def _compiled() -> Any:
+    """usearch's compiled module (the index itself), loaded without usearch's package imports
+    where it can (gitmem.index.extension: NumKong's library first, as usearch's `__init__`
+    loads it); otherwise the ordinary import."""
+    with _LOADING:  # two threads' recalls (an MCP server) must not initialise it twice
+        loaded = sys.modules.get("usearch.compiled") or load_alone(
+            "usearch.compiled", needs=("numkong._numkong",)
+        )
+        if loaded is None:
+            from usearch import compiled
+
+            loaded = compiled
+        return loaded
+
+
+_LOADING = threading.Lock()
 
 
 def _load(path: Path, *, view: bool) -> Any:

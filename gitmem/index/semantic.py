@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem.index.catalog import Catalog
-from gitmem.index.entries import Entry, Filter
+from gitmem.index.catalog import VECTORS, Catalog
+from gitmem.index.entries import SUPERSEDED, Entry, Filter
 from gitmem.index.rowfacts import RowFacts, StoredFacts
 from gitmem.index.verify import IndexDamaged
 
@@ -117,14 +117,22 @@ class SemanticHalf:
             return []
         q = query_row(self._model.encode_query(query))
         allowed = self._allowed(flt)
+        graph = self._graph() if flt.status_only else None
+        if graph is not None:  # a large index (gitmem.index.ann)
+            from gitmem.index.vectors import GraphRanking
+
+            # A process that recalls once asks the catalog for the facts of the rows the graph
+            # proposes; one that recalls again and again reads the stored facts once (~0.1 ms
+            # a query against ~2-5 for the catalog's). The same facts either way.
+            rows = None if without_numpy else self._row_arrays()
+            if rows is None:
+                rows = hide = _AskedRows(self._owners, self._entries, flt, self._row_arrays)
+            else:
+                hide = rows.dead if flt.include_superseded else rows.hidden
+            return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
         rows = self._row_arrays() if flt.status_only else None
         if rows is not None:  # the filter asks only about status: the row facts know it
             hide = rows.dead if flt.include_superseded else rows.hidden
-            graph = self._graph()
-            if graph is not None:  # a large index (gitmem.index.ann)
-                from gitmem.index.vectors import GraphRanking
-
-                return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
             return self._best_records(Ranking(matrix, q, None, hide), rows, n)
         subset = None if allowed is None else self._catalog.rows_of(allowed)
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
@@ -144,13 +152,15 @@ class SemanticHalf:
         index that recalls once (gitmem.index.index.Index.rank_without_numpy) while numpy is
         not loaded; None where it cannot answer (no such BLAS, no row facts, a model it
         cannot read without numpy, a damaged vector file): then numpy's path answers."""
+        if self._graph_named(self._catalog.meta("vectors") or VECTORS):
+            return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
         from gitmem.index import literank
 
         if not literank.available():
             return None
         stored = self._lite_facts()
         if stored is None or self._graph_named(stored.vectors):
-            return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
+            return None  # the facts' file, named in their transaction: as above
         facts, path = stored.facts, self._root / stored.vectors  # the file they describe
         try:
             dim = self._model.dim
@@ -219,7 +229,7 @@ class SemanticHalf:
         if self._rows is None:
             from gitmem.index.vectors import RowArrays
 
-            stored = self._catalog.row_facts()
+            stored = self._lite_facts()  # read once: at 1M rows ~70 MB of blobs from SQLite
             rows = self._matrix.shape[0]
             self._rows = False
             if stored is not None and stored.vectors == self._matrix_name:  # the mapped file's
@@ -293,13 +303,69 @@ class SemanticHalf:
                 return None
             if not self._same_build():
                 return None
+            remapped = self._matrix_key is not None
             self._matrix, self._matrix_key = matrix, key
             self._matrix_name = vectors.path.name
-            # Another process's compaction renumbers rows into a new file under the same stamp.
-            self._owner_cache.clear()
-            self._rows, self._facts = None, False
             self._graph_opened = False
+            if remapped:  # a compaction renumbers rows into a new file under the same stamp
+                self._owner_cache.clear()
+                self._rows, self._facts = None, False
+            # Else keep the facts `without_numpy` read (~70 MB at 1M rows: read once): they
+            # name the file they describe, and `_row_arrays` takes them only for this one.
         return self._matrix
+
+
+_ASK_ALL = 65_536  # rows past which _AskedRows reads the stored facts whole
+
+
+class _AskedRows:
+    """The row facts of the rows a vector graph proposes, asked of the catalog for those rows
+    alone, as RowArrays gives them for every row: read whole, the stored facts are ~70 MB of
+    SQLite blobs at 1M rows, 0.2-0.5 s of a `gitmem recall` that then uses a few hundred rows'
+    (docs/benchmarks.md, "Session 14: `gitmem recall` at a million, whole process"). The same
+    facts: the stored ones are written from these tables (Catalog.computed_facts): a row no
+    record owns is dead, a superseded record's rows hidden unless asked for. Indexed by rows,
+    it says which of them a recall leaves out (GraphRanking's `hide`); the record's id is its
+    key. Rows the graph cannot reach make GraphRanking rank every row: then the stored facts
+    (`stored`: RowArrays, or None) say which to leave out, read whole as before."""
+
+    def __init__(
+        self,
+        owners: Callable[[list[int]], dict[int, str]],
+        entries: Callable[[Sequence[str]], dict[str, Entry]],
+        flt: Filter,
+        stored: Callable[[], Any],
+    ) -> None:
+        self._owners, self._entries, self._stored = owners, entries, stored
+        self._include_superseded = flt.include_superseded
+        self._known: dict[int, Entry | None] = {}  # row: its record's entry (None: dead)
+
+    def _ask(self, rows: Sequence[int]) -> list[Entry | None]:
+        missing = [row for row in rows if row not in self._known]
+        if missing:
+            owners = self._owners(missing)
+            found = self._entries(list(dict.fromkeys(owners.values())))
+            for row in missing:
+                rid = owners.get(row)
+                self._known[row] = None if rid is None else found.get(rid)
+        return [self._known[row] for row in rows]
+
+    def __getitem__(self, rows: Any) -> Any:
+        if len(rows) > _ASK_ALL:  # every row (see above): the stored facts, when they cover it
+            stored = self._stored()
+            if stored is not None:
+                return (stored.dead if self._include_superseded else stored.hidden)[rows]
+        return [
+            entry is None or (entry.status == SUPERSEDED and not self._include_superseded)
+            for entry in self._ask(rows.tolist())
+        ]
+
+    def take(self, part: str, rows: list[int]) -> list[Any]:
+        field = "id" if part == "key" else part  # "key", "updated" or "weight"
+        return [getattr(entry, field) for entry in self._ask(rows)]
+
+    def ids_of(self, rows: list[int]) -> list[str]:
+        return self.take("key", rows)
 
 
 class _FactsView:

@@ -211,9 +211,9 @@ class GraphRanking:
                 rows = np.arange(self._matrix.shape[0], dtype=np.int64)
             else:
                 found = found[found < self._covered]  # a newer graph than this mapping
-                rows = np.unique(np.concatenate([found, self._tail]))
-            if self._hide is not None:
-                rows = rows[~self._hide[rows]]
+                rows = _distinct(np.concatenate([found, self._tail]))
+            if self._hide is not None:  # an array, or what asks the catalog (semantic.py)
+                rows = rows[~np.asarray(self._hide[rows], dtype=bool)]
             if found is None or rows.size >= k or ask >= self._graph.size:
                 break
             ask *= 4  # the filter hid most of what the graph found
@@ -226,6 +226,15 @@ class GraphRanking:
         if order.size > k:  # the k best and any that tie with the k-th
             order = order[scores[order] >= scores[order[k - 1]]]
         return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
+
+
+def _distinct(rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """np.unique's answer (sorted, each once) without its import of numpy.ma (~30 ms of a
+    `gitmem recall` process)."""
+    rows = np.sort(rows)
+    keep = np.ones(rows.size, dtype=bool)
+    keep[1:] = rows[1:] != rows[:-1]
+    return rows[keep]
 
 
 _SAMPLE_STEP = 16
