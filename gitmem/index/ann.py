@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -73,6 +74,7 @@ __all__ = [
     "open_graph",
     "plan",
     "prepare",
+    "search_width",
 ]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
@@ -82,13 +84,21 @@ KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live ro
 # Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
 # recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows, over
-# the 0.98 bar; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
+# the 0.98 bar; 40 candidates, or 12 links a node, fall to 0.98. float16 storage. At a
+# million rows they need a search 2048 wide for 0.98 (below); int8 storage, more links or
+# more candidates are measured on a prefix in session 14, not yet at a million.
+_DTYPE, _METRIC = "f16", "ip"
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
-# How far the search looks. On the benchmark's vectors (docs/benchmarks.md, "A million
-# records") recall@10 against exact at 128 / 256 / 512 was 0.981 / 0.996 / 0.999 for 50k rows
-# and 0.953 / 0.981 / 0.991 for 200k (4.7 ms a query at 512, loaded host): it falls as rows grow.
+# How far the search looks. Recall falls as rows grow at a fixed width: 512 wide, recall@10
+# against exact was 0.989 at 200k (the benchmark's vectors) and 0.922 at 1M (the million-record
+# store's own vectors and graph: 0.978 at 1536, 0.981 at 1792, 0.983 at 2048; docs/benchmarks.md,
+# "Session 14: the graph's configuration at a million"). So the width grows with the graph's
+# rows, as a power through 512 at 200k and `_WIDTH_AT_1M` at a million, at most `_WIDEST`.
 _EXPANSION_SEARCH = 512
+_WIDTH_ROWS = 200_000
+_WIDTH_AT_1M = 2048
+_WIDEST = 8192
 # Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
 # starts the builder to bring it further: readers rank those appended rows exactly and filter
 # the dead ones, ~2 ms at this many.
@@ -101,6 +111,16 @@ def available() -> bool:
         return importlib.util.find_spec("usearch") is not None
     except (ImportError, ValueError):
         return False
+
+
+def search_width(rows: int) -> int:
+    """How wide a search of a graph of `rows` rows looks (usearch's expansion_search): 512 up
+    to 200k rows, then growing as rows ** (log(_WIDTH_AT_1M / 512) / log 5), reaching
+    `_WIDTH_AT_1M` at a million rows, at most `_WIDEST`."""
+    if rows <= _WIDTH_ROWS:
+        return _EXPANSION_SEARCH
+    power = math.log(_WIDTH_AT_1M / _EXPANSION_SEARCH) / math.log(1_000_000 / _WIDTH_ROWS)
+    return min(_WIDEST, math.ceil(_EXPANSION_SEARCH * math.pow(rows / _WIDTH_ROWS, power)))
 
 
 def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
@@ -142,7 +162,7 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     index = _load(path, view=True)
     if index is None or index.ndim != dim:
         return None
-    index.expansion_search = _EXPANSION_SEARCH
+    index.expansion_search = search_width(len(index))
     return Graph(index, described)
 
 
@@ -160,8 +180,8 @@ def _new(dim: int) -> Any:
 
     return Index(
         ndim=dim,
-        metric="ip",
-        dtype="f16",
+        metric=_METRIC,
+        dtype=_DTYPE,
         connectivity=_CONNECTIVITY,
         expansion_add=_EXPANSION_ADD,
         expansion_search=_EXPANSION_SEARCH,
