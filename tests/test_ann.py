@@ -466,7 +466,7 @@ def test_a_save_cut_off_twice_leaves_a_graph_its_stamp_describes(
 
 
 def test_the_search_widens_with_the_graphs_rows() -> None:
-    assert ann.search_width(1_000) == ann.search_width(ann._WIDTH_ROWS) == 512
+    assert ann.search_width(1_000) == ann.search_width(ann._WIDTH_ROWS) == ann._NARROWEST
     widths = [ann.search_width(rows) for rows in range(200_000, 2_000_001, 100_000)]
     assert widths == sorted(widths) and len(set(widths)) == len(widths)
     assert ann.search_width(1_000_000) == ann._WIDTH_AT_1M
@@ -483,6 +483,6 @@ def test_a_graph_past_the_width_rows_is_searched_wider_as_opened(
     built(tmp_path, file, 300, np.zeros(300, dtype=bool))
     graph = ann.open_graph(tmp_path, file.path.name, 32)
     assert graph is not None
-    assert graph._index.expansion_search == ann.search_width(300) > 512
+    assert graph._index.expansion_search == ann.search_width(300) > ann._NARROWEST
     top = GraphRanking(file.matrix(300), vectors[42], graph, None).top(1)
     assert top[0][0] == 42

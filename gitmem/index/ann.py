@@ -83,19 +83,20 @@ THRESHOLD = 200_000
 KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
 # Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
-# recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows, over
-# the 0.98 bar; 40 candidates, or 12 links a node, fall to 0.98. float16 storage. At a
-# million rows they need a search 2048 wide for 0.98 (below); int8 storage, more links or
-# more candidates are measured on a prefix in session 14, not yet at a million.
+# recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows of the
+# benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
+# Session 14 ("the graph's configuration at a million") found int8 storage with 24 links, or
+# with 128 candidates, reaching 0.98 at half the width on a store's real vectors (150k rows),
+# for about today's build CPU (24 links): not yet measured at a million, so not the default.
 _DTYPE, _METRIC = "f16", "ip"
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
-# How far the search looks. Recall falls as rows grow at a fixed width: 512 wide, recall@10
-# against exact was 0.989 at 200k (the benchmark's vectors) and 0.922 at 1M (the million-record
-# store's own vectors and graph: 0.978 at 1536, 0.981 at 1792, 0.983 at 2048; docs/benchmarks.md,
-# "Session 14: the graph's configuration at a million"). So the width grows with the graph's
-# rows, as a power through 512 at 200k and `_WIDTH_AT_1M` at a million, at most `_WIDEST`.
-_EXPANSION_SEARCH = 512
+# How far the search looks. Recall@10 against exact falls as rows grow at a fixed width; on the
+# million-record store's own vectors (session 14): 0.974 at 512 wide and 0.989 at 1024 for its
+# first 150k rows; 0.922 at 512, 0.981 at 1792, 0.983 at 2048 for the million (the benchmark's
+# stand-in vectors were easier: 0.989 at 512 for 200k). So the width grows with the graph's
+# rows, as a power through `_NARROWEST` at `_WIDTH_ROWS` rows and `_WIDTH_AT_1M` at a million.
+_NARROWEST = 1024
 _WIDTH_ROWS = 200_000
 _WIDTH_AT_1M = 2048
 _WIDEST = 8192
@@ -114,13 +115,13 @@ def available() -> bool:
 
 
 def search_width(rows: int) -> int:
-    """How wide a search of a graph of `rows` rows looks (usearch's expansion_search): 512 up
-    to 200k rows, then growing as rows ** (log(_WIDTH_AT_1M / 512) / log 5), reaching
-    `_WIDTH_AT_1M` at a million rows, at most `_WIDEST`."""
+    """How wide a search of a graph of `rows` rows looks (usearch's expansion_search):
+    `_NARROWEST` up to `_WIDTH_ROWS` rows, then growing as a power of the rows that reaches
+    `_WIDTH_AT_1M` at a million, at most `_WIDEST`."""
     if rows <= _WIDTH_ROWS:
-        return _EXPANSION_SEARCH
-    power = math.log(_WIDTH_AT_1M / _EXPANSION_SEARCH) / math.log(1_000_000 / _WIDTH_ROWS)
-    return min(_WIDEST, math.ceil(_EXPANSION_SEARCH * math.pow(rows / _WIDTH_ROWS, power)))
+        return _NARROWEST
+    power = math.log(_WIDTH_AT_1M / _NARROWEST) / math.log(1_000_000 / _WIDTH_ROWS)
+    return min(_WIDEST, math.ceil(_NARROWEST * math.pow(rows / _WIDTH_ROWS, power)))
 
 
 def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
@@ -184,7 +185,7 @@ def _new(dim: int) -> Any:
         dtype=_DTYPE,
         connectivity=_CONNECTIVITY,
         expansion_add=_EXPANSION_ADD,
-        expansion_search=_EXPANSION_SEARCH,
+        expansion_search=_NARROWEST,
     )
 
 
