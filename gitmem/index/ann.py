@@ -85,17 +85,19 @@ KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live ro
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
 # recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows of the
 # benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
-# Session 14 ("the graph's configuration at a million") found int8 storage with 24 links, or
-# with 128 candidates, reaching 0.98 at half the width on a store's real vectors (150k rows),
-# for about today's build CPU (24 links): not yet measured at a million, so not the default.
+# Session 14 ("the graph's configuration at a million"): int8 storage with 24 links reaches
+# 0.98 at 0.5x float16's width at 150k rows of a store's real vectors and 0.75x at 300k (~0.9x
+# the search time), 0.7x the graph's size, 1.1x the build CPU: not measured at a million, so
+# not the default.
 _DTYPE, _METRIC = "f16", "ip"
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
 # How far the search looks. Recall@10 against exact falls as rows grow at a fixed width; on the
 # million-record store's own vectors (session 14): 0.974 at 512 wide and 0.989 at 1024 for its
-# first 150k rows; 0.922 at 512, 0.981 at 1792, 0.983 at 2048 for the million (the benchmark's
-# stand-in vectors were easier: 0.989 at 512 for 200k). So the width grows with the graph's
-# rows, as a power through `_NARROWEST` at `_WIDTH_ROWS` rows and `_WIDTH_AT_1M` at a million.
+# first 150k rows; 0.983 at 1024 and 0.986 at 1220 (this rule's width) for 300k; 0.922 at 512,
+# 0.981 at 1792, 0.983 at 2048 for the million (the benchmark's stand-in vectors were easier:
+# 0.989 at 512 for 200k). So the width grows with the graph's rows, as a power through
+# `_NARROWEST` at `_WIDTH_ROWS` rows and `_WIDTH_AT_1M` at a million.
 _NARROWEST = 1024
 _WIDTH_ROWS = 200_000
 _WIDTH_AT_1M = 2048
