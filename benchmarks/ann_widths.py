@@ -1,4 +1,4 @@
-"""How wide the vector graph must search (gitmem/index/ann.py's _EXPANSION_SEARCH): one usearch
+"""How wide the vector graph must search (gitmem/index/ann.py's search_width): one usearch
 graph of the first ROWS vectors, then recall@10 against exact and p50 at several widths.
 Run in a venv with usearch (benchmarks/ann_choice.py says how the vectors are made).
 

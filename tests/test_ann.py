@@ -463,3 +463,26 @@ def test_a_save_cut_off_twice_leaves_a_graph_its_stamp_describes(
             _answers(store)
     assert killed_at  # cut off where it was meant to be
     assert ann.check(stamp_path.parent) == []  # the graph in place is still described
+
+
+def test_the_search_widens_with_the_graphs_rows() -> None:
+    assert ann.search_width(1_000) == ann.search_width(ann._WIDTH_ROWS) == ann._NARROWEST
+    widths = [ann.search_width(rows) for rows in range(200_000, 2_000_001, 100_000)]
+    assert widths == sorted(widths) and len(set(widths)) == len(widths)
+    assert ann.search_width(1_000_000) == ann._WIDTH_AT_1M
+    assert ann.search_width(10**9) == ann._WIDEST
+
+
+def test_a_graph_past_the_width_rows_is_searched_wider_as_opened(
+    tmp_path: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ann, "_WIDTH_ROWS", 100)  # a 300-row graph counts as a large one
+    vectors = clustered(300, 32)
+    file = VectorFile(tmp_path / "vectors.f32", 32)
+    file.append(vectors)
+    built(tmp_path, file, 300, np.zeros(300, dtype=bool))
+    graph = ann.open_graph(tmp_path, file.path.name, 32)
+    assert graph is not None
+    assert graph._index.expansion_search == ann.search_width(300) > ann._NARROWEST
+    top = GraphRanking(file.matrix(300), vectors[42], graph, None).top(1)
+    assert top[0][0] == 42

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import threading
@@ -76,6 +77,7 @@ __all__ = [
     "open_graph",
     "plan",
     "prepare",
+    "search_width",
 ]
 
 # Live rows from which the graph answers: at 200k x 256 dims the exact product reads 200 MB,
@@ -84,14 +86,25 @@ THRESHOLD = 200_000
 KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live rows
 # Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
-# recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows, over
-# the 0.98 bar; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
+# recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows of the
+# benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
+# Session 14 ("the graph's configuration at a million"): int8 storage with 24 links reaches
+# 0.98 at 0.5x float16's width at 150k rows of a store's real vectors and 0.75x at 300k (~0.9x
+# the search time), 0.7x the graph's size, 1.1x the build CPU: not measured at a million, so
+# not the default.
+_DTYPE, _METRIC = "f16", "ip"
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
-# How far the search looks. On the benchmark's vectors (docs/benchmarks.md, "A million
-# records") recall@10 against exact at 128 / 256 / 512 was 0.981 / 0.996 / 0.999 for 50k rows
-# and 0.953 / 0.981 / 0.991 for 200k (4.7 ms a query at 512, loaded host): it falls as rows grow.
-_EXPANSION_SEARCH = 512
+# How far the search looks. Recall@10 against exact falls as rows grow at a fixed width; on the
+# million-record store's own vectors (session 14): 0.974 at 512 wide and 0.989 at 1024 for its
+# first 150k rows; 0.983 at 1024 and 0.986 at 1220 (this rule's width) for 300k; 0.922 at 512,
+# 0.981 at 1792, 0.983 at 2048 for the million (the benchmark's stand-in vectors were easier:
+# 0.989 at 512 for 200k). So the width grows with the graph's rows, as a power through
+# `_NARROWEST` at `_WIDTH_ROWS` rows and `_WIDTH_AT_1M` at a million.
+_NARROWEST = 1024
+_WIDTH_ROWS = 200_000
+_WIDTH_AT_1M = 2048
+_WIDEST = 8192
 # Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
 # starts the builder to bring it further: readers rank those appended rows exactly and filter
 # the dead ones, ~2 ms at this many.
@@ -104,6 +117,16 @@ def available() -> bool:
         return importlib.util.find_spec("usearch") is not None
     except (ImportError, ValueError):
         return False
+
+
+def search_width(rows: int) -> int:
+    """How wide a search of a graph of `rows` rows looks (usearch's expansion_search):
+    `_NARROWEST` up to `_WIDTH_ROWS` rows, then growing as a power of the rows that reaches
+    `_WIDTH_AT_1M` at a million, at most `_WIDEST`."""
+    if rows <= _WIDTH_ROWS:
+        return _NARROWEST
+    power = math.log(_WIDTH_AT_1M / _NARROWEST) / math.log(1_000_000 / _WIDTH_ROWS)
+    return min(_WIDEST, math.ceil(_NARROWEST * math.pow(rows / _WIDTH_ROWS, power)))
 
 
 def graph_paths(root: Path, vectors_name: str) -> tuple[Path, Path]:
@@ -155,7 +178,7 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     index = _view(path, dim)
     if index is None:
         return None
-    index.expansion_search = _EXPANSION_SEARCH
+    index.expansion_search = search_width(len(index))
     return Graph(index, described)
 
 
@@ -211,11 +234,11 @@ def _new(dim: int) -> Any:
 
     return Index(
         ndim=dim,
-        metric="ip",
-        dtype="f16",
+        metric=_METRIC,
+        dtype=_DTYPE,
         connectivity=_CONNECTIVITY,
         expansion_add=_EXPANSION_ADD,
-        expansion_search=_EXPANSION_SEARCH,
+        expansion_search=_NARROWEST,
     )
 
 
