@@ -143,6 +143,7 @@ def test_git_busy_with_the_index_is_waited_for_then_named(tmp_path: Path) -> Non
 
 
 def test_writes_keep_a_small_index_and_git_usable_by_hand(store_path: Path) -> None:
+    time.sleep(1.1)  # the store's files no longer racily clean: not held in the split part
     store = Store.open(store_path)
     for n in range(5):
         store.record("fact", f"body {n}", title=f"Fact {n}")
@@ -428,3 +429,80 @@ def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
         shared.write_bytes(b"")
     with pytest.raises(gitindex.IndexUnreadable, match=f"{damage}.*git read-tree HEAD"):
         gitindex.staged_id(tmp_path / ".git", "a.md")
+
+
+def test_an_edit_in_the_second_of_gits_replacement_of_a_shared_entry_is_seen(
+    tmp_path: Path,
+) -> None:
+    """`git add` of a file in the shared index, then an in-place edit in that second: git
+    writes the entry as a replacement (its path left empty, a replace bitmap), racily clean;
+    the next write folds the bitmaps away and must check it under its name, and hold it."""
+
+    def migrated(root: Path) -> None:
+        gitmem_writes(root, {"a.md": b"a", "b.md": b"b"})
+        git(root, "update-index", "--no-split-index")
+        time.sleep(2.1)
+        gitmem_writes(root, {"c.md": b"c"})  # the migration: a.md and b.md in the shared index
+
+    def added(root: Path) -> None:
+        (root / "a.md").write_bytes(b"AAAA\n")
+        git(root, "add", "a.md")
+
+    root = in_one_second(tmp_path, migrated, added, "a.md")
+    index = gitindex.read(root / ".git" / "index")
+    assert index is not None and index.bitmaps()[1]  # git's replacement, as the case needs
+    time.sleep(1.1)
+    gitmem_writes(root, {"d.md": b"d"})  # the index rewritten a second later
+    assert git(root, "diff-files", "--name-only").split() == ["a.md"]
+    assert ours(root) == git(root, "ls-files", "-s").splitlines()
+    git(root, "fsck", "--no-progress")
+
+
+def test_an_edit_in_the_second_of_a_migration_that_took_it_is_seen_after_the_next_write(
+    tmp_path: Path,
+) -> None:
+    """A plain index's racily clean entry, unchanged by the write that migrates the index to
+    the split form, then edited in place in that second: the migration must hold it in the
+    split part, where the next write checks it, not move it into the shared index."""
+
+    def plain(root: Path) -> None:
+        gitmem_writes(root, {"a.md": b"a"})
+        git(root, "update-index", "--no-split-index")  # an existing store's plain index
+        time.sleep(1.1)
+
+    def added_then_migrated(root: Path) -> None:
+        (root / "x.md").write_bytes(b"AAAA\n")
+        git(root, "add", "x.md")
+        gitmem_writes(root, {"b.md": b"b"})
+
+    root = in_one_second(tmp_path, plain, added_then_migrated, "x.md")
+    time.sleep(1.1)
+    gitmem_writes(root, {"c.md": b"c"})  # the index rewritten a second later
+    assert git(root, "diff-files", "--name-only").split() == ["x.md"]
+    assert ours(root) == git(root, "ls-files", "-s").splitlines()
+
+
+def test_gits_replacements_are_written_without_a_fold(tmp_path: Path) -> None:
+    """A `git add` (or a `git status` after a write shadowed a shared entry) leaves a replace
+    bitmap; the next write names git's replacements and keeps them in the split part, as
+    entries of their paths, instead of folding the whole shared index again."""
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"a", "b.md": b"b", "e.md": b"e"})
+    git(tmp_path, "update-index", "--no-split-index")
+    time.sleep(2.1)
+    gitmem_writes(tmp_path, {"c.md": b"c"})  # the migration: a, b and e.md in the shared index
+    (tmp_path / "a.md").write_bytes(b"by hand\n")
+    git(tmp_path, "add", "a.md")
+    index = gitindex.read(tmp_path / ".git" / "index")
+    assert index is not None and index.bitmaps()[1]  # git's replacement of a racy entry
+    assert not index.bitmaps()[0] and index.entries[0].path == b""
+    assert_agree(tmp_path)  # staged_id looks at the replacement under its name
+    gitmem_writes(tmp_path, {"d.md": b"d", "b.md": b"bb"})
+    after = gitindex.read(tmp_path / ".git" / "index")
+    assert after is not None and after.base == index.base  # the same shared index: no fold
+    assert after.bitmaps() == ([], [])
+    assert all(e.path for e in after.entries)
+    assert {b"b.md", b"d.md"} <= {e.path for e in after.entries}
+    assert_agree(tmp_path)
+    assert gitindex.staged_id(tmp_path / ".git", "a.md") == blob_id(b"by hand\n")
+    git(tmp_path, "fsck", "--no-progress")

@@ -11,7 +11,8 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
   back: its cost follows the number of entries changed since the last fold, not the store;
 - the split part is folded into a new shared index when it passes FOLD_AT entries, when a
   path of the shared index is removed (the delete bitmap is not written here), when git left
-  bitmaps of its own, and when the index is still plain (an existing store: migrated
+  a delete bitmap (its replacements are kept in the split part under their names:
+  gitmem.store.racy), and when the index is still plain (an existing store: migrated
   silently, once);
 - with `core.splitIndex=false` (a user's way back, with `git update-index --no-split-index`)
   every write is a plain, whole index, as before.
@@ -19,9 +20,9 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
 Git reads the form natively; libgit2 cannot ("unsupported mandatory extension"), so no pygit2
 code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Everything is
 under git's `index.lock`. Entries are written with the stat data of the file just written,
-so `git status` finds them clean without reading the file; the split part's racily clean
-entries are smudged when it is rewritten, as git does (`_smudged`), and a fold leaves the
-entries just written in the split part so that the next write still checks them.
+so `git status` finds them clean without reading the file; racily clean entries are smudged
+when the index is rewritten, as git does, and kept in the split part, from the shared index
+as well, so that the next write still checks them (gitmem.store.racy).
 """
 
 from __future__ import annotations
@@ -31,14 +32,11 @@ import mmap
 import os
 import time
 from collections.abc import Iterable, Mapping
-from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
-from gitmem.store import sharedindex
+from gitmem.store import racy, sharedindex
 from gitmem.store.indexfile import (
-    EXTENDED,
-    FIXED,
     NO_BITMAPS,
     NULL,
     STAT,
@@ -95,7 +93,17 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
     except FileNotFoundError:
         return None
     laid = sharedindex.layout(raw)
-    if laid is not None and _unmarked(laid[1]):  # plain, or split with no bitmaps: bisected
+    bisected = laid is not None and _unmarked(laid[1])  # plain, or split with no bitmaps
+    if laid is not None and not bisected:  # git's replacements: looked at first
+        starts, link = laid
+        replacements = racy.replacements(git_dir, raw, starts, link)
+        if replacements is not None:
+            for entry in replacements:
+                if entry.path == name:
+                    return None if entry.stage else entry.oid
+            raw, starts = racy.after_replacements(raw, starts, len(replacements))
+            laid, bisected = (starts, link), True
+    if laid is not None and bisected:
         starts, link = laid
         fixed = sharedindex.find(raw, name, starts)  # the split part overrides the shared one
         if fixed is None and link is not None and link[:20] != NULL:
@@ -171,17 +179,29 @@ def _restaged(
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split, cutoff), None)
     laid = sharedindex.layout(raw)
-    if split and laid is not None and laid[1] is not None and _unmarked(laid[1]):
+    if split and laid is not None and laid[1] is not None:
         within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
         if within is not None:
             return within, None, None
     starts = None if laid is None or laid[1] is not None else laid[0]
     if starts is None:
         current = parse(raw, path)
-        kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
+        before = current.base
+        if any(current.bitmaps()):
+            # git's delete bitmap, or a fold with git's replacements: the index is folded
+            # whole, as if plain, so that the replacements (their paths left empty) are
+            # checked under their names and every racy entry, of either part, is held in the
+            # split part (`_staged`), as git's prepare_to_write_split_index does.
+            current = IndexFile(current.version, merged(git_dir, current), None)
+        elif current.base is not None:  # the shared index's racy entries, held the same way
+            shared_racy = racy.racy_shared(git_dir, current.base, since)
+            current = IndexFile(
+                current.version, with_entries(shared_racy, current.entries), current.link
+            )
+        kept = racy.smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
-        return (*_staged(git_dir, current, changes, split, cutoff, since), current.base)
-    spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
+        return (*_staged(git_dir, current, changes, split, cutoff, since), before)
+    spliced = racy.smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
         spliced.update(
             {p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()}
@@ -189,9 +209,14 @@ def _restaged(
         return sharedindex.splice(raw, spliced, starts), None, None
     fresh = [e for e in changes.values() if e is not None and _fresh(e, cutoff)]
     spliced.update({p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()})
-    spliced.update({e.path: None for e in fresh})
+    # The migration's racily clean entries (smudged or not) stay in the split part, where the
+    # next write checks them again; in the shared index nothing would (`_staged`).
+    names = {p.encode() for p in changes}
+    unsettled = [e for e in racy.racy_plain(raw, starts, since) if e.path not in names]
+    held = [*fresh, *racy.smudged(root, [e for e in unsettled if not e.stage], since, set())]
+    spliced.update({e.path: None for e in held})
     shared = sharedindex.splice(raw, spliced, starts)
-    return _split_part(shared, fresh), shared, None
+    return _split_part(shared, held), shared, None
 
 
 def _within(
@@ -203,11 +228,14 @@ def _within(
     since: int,
     root: Path,
 ) -> bytes | None:
-    """The split part `raw` (entries at `starts`, no bitmaps) with `changes` spliced in as
-    bytes and its racily clean entries smudged (`_smudged_plain`), as `_staged` would write
-    it without folding; None if this write must fold: the result would hold more than
-    FOLD_AT entries, the shared index is missing, or a path it removes is in it. A write
-    costs a walk of the split part's entry boundaries, not a Python object per entry."""
+    """The split part `raw` (entries at `starts`) with `changes` spliced in as bytes and its
+    racily clean entries smudged (`smudged_plain`), as `_staged` would write it without
+    folding; None if this write must fold: the result would hold more than FOLD_AT entries,
+    the shared index is missing, a path it removes is in it, or git's delete bitmap marks
+    some of it. Git's replacements (a `git status` rewrote the index after a write shadowed
+    a shared entry) are written as entries of their names, without bitmaps, as gitmem's own
+    shadowing entries are (`replacements`). A write costs a walk of the split part's
+    entry boundaries, not a Python object per entry."""
     base = link[:20]
     updates = {path.encode(): entry for path, entry in changes.items()}
     if base != NULL:
@@ -216,7 +244,18 @@ def _within(
         named = IndexFile(2, [], link)
         if any(_find_shared(git_dir, named, p) for p, e in updates.items() if e is None):
             return None
-    spliced = _smudged_plain(root, raw, starts, since, set(updates))
+    replacements = racy.replacements(git_dir, raw, starts, link)
+    if replacements is None:
+        return None
+    raw, starts = racy.after_replacements(raw, starts, len(replacements))
+    spliced = racy.smudged_plain(root, raw, starts, since, set(updates))
+    shared_racy = racy.racy_shared(git_dir, base, since)
+    if shared_racy:  # held in the split part, where the next write checks them again
+        own = {sharedindex.name_at(raw, starts, i) for i in range(len(starts) - 1)}
+        own.update(e.path for e in replacements)
+        replacements = [*replacements, *(e for e in shared_racy if e.path not in own)]
+    smudged = racy.smudged(root, replacements, since, set(updates))
+    spliced.update({e.path: entry_bytes(e) for e in smudged})
     spliced.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
     link_out = base + NO_BITMAPS
     data = sharedindex.splice(raw, spliced, starts, b"link" + _u32(len(link_out)) + link_out)
@@ -244,7 +283,7 @@ def _staged(
     """The new index file, and the new shared index if this write folds. A fold keeps in the
     split part, beside the entries just written, every entry of the split part that is still
     racily clean (its mtime not older than `since`, the index read): the shared index's entries
-    are not looked at again (`_smudged`), so one edited later in that same second would pass for
+    are not looked at again (`smudged`), so one edited later in that same second would pass for
     clean; git's prepare_to_write_split_index does the same."""
     updates = {path.encode(): entry for path, entry in changes.items()}
     racy = [
@@ -289,7 +328,7 @@ def _staged(
 def _fresh(entry: Entry | None, cutoff: int) -> bool:
     """Whether an entry a fold writes stays in the split part (or, None, is gone): one whose
     file's mtime is not two seconds older than now may still be racily clean against the
-    index about to be written, and the next write must check it (`_smudged`), which it does
+    index about to be written, and the next write must check it (`smudged`), which it does
     not do for the shared index's entries. Older ones go into the shared index (an import's
     thousands of files, but its last second's): they cannot be racy against any later index.
     `cutoff` is one second before the write's moment by the file system's clock (the mtime
@@ -322,45 +361,6 @@ def _spliced(
     changes: dict[bytes, bytes | None] = {e.path: entry_bytes(e) for e in current.entries}
     changes.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
     return sharedindex.splice(data, changes)
-
-
-def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> list[Entry]:
-    """`entries` with each racily clean one smudged (its size 0, which makes git compare the
-    file's content), as git's ce_smudge_racily_clean_entry does when it writes an index: an
-    entry whose mtime is not older than the index read (`since`, in seconds) may have been
-    edited after it was taken, in the same second; rewritten with a newer mtime, the index
-    would vouch for it. A file whose content is no longer the entry's object is smudged."""
-    out = []
-    for entry in entries:
-        stat = STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
-        # (a path left empty: git's replacement of a shared entry, which git checked itself)
-        racy = stat[2] >= since > 0 and stat[9] and not entry.stage
-        if racy and entry.path and entry.path not in skip:
-            try:
-                data = (root / os.fsdecode(entry.path)).read_bytes()
-                same = hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == entry.oid
-            except OSError:
-                same = False  # gone or unreadable: git sees that anyway
-            if not same:
-                entry = Entry(entry.path, entry.fixed[:36] + bytes(4) + entry.fixed[40:])
-        out.append(entry)
-    return out
-
-
-def _smudged_plain(
-    root: Path, raw: bytes, starts: list[int], since: int, skip: set[bytes]
-) -> dict[bytes, bytes | None]:
-    """`_smudged` for a plain index kept as bytes: its smudged entries, encoded, by path. Only
-    the entries whose mtime is not older than `since` are looked at as entries."""
-    racy = []
-    for at, following in pairwise(starts):
-        if int.from_bytes(raw[at + 8 : at + 12]) >= since:
-            fixed = FIXED + 2 if raw[at + 60] << 8 & EXTENDED else FIXED
-            racy.append(Entry(raw[at + fixed : following].rstrip(b"\0"), raw[at : at + fixed]))
-    smudged = _smudged(root, racy, since, skip)
-    return {
-        new.path: entry_bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old
-    }
 
 
 def busy(git_dir: Path) -> bool:

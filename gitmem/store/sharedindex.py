@@ -30,6 +30,7 @@ from pathlib import Path
 
 __all__ = [
     "find",
+    "name_at",
     "offsets_path",
     "plain",
     "remove_unused",
@@ -56,6 +57,12 @@ def _name(data: Data, at: int, end: int) -> bytes:
     if length == _NAME:
         length = data.find(b"\0", at + fixed, end) - at - fixed
     return data[at + fixed : at + fixed + length]
+
+
+def name_at(data: Data, starts: Sequence[int], i: int) -> bytes:
+    """The path of the `i`th entry of an index file of version 2 or 3 whose entries start at
+    `starts` (the last item: where they end)."""
+    return bytes(_name(data, starts[i], starts[-1]))
 
 
 def find(data: Data, name: bytes, starts: Sequence[int]) -> bytes | None:
