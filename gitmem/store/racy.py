@@ -92,8 +92,8 @@ def racy_shared(git_dir: Path, base: bytes, since: int) -> list[Entry]:
     """The shared index's entries that are racily clean against the index read (their mtime
     not older than `since`), which a write holds in the split part: git may write a shared
     index with some (its next write would move them to the split part; gitmem's folds keep
-    them out). Looked for only in a shared index whose file is as new as that: one walk of
-    its entries' mtimes, after a git command wrote or freshened it."""
+    them out). Looked for only in a shared index whose file is as new as that and that may
+    have been written then (`_older`): one walk of its entries' mtimes."""
     path = git_dir / f"sharedindex.{base.hex()}"
     if base == NULL or since <= 0:
         return []
@@ -103,7 +103,11 @@ def racy_shared(git_dir: Path, base: bytes, since: int) -> list[Entry]:
         return []
     with f:
         st = os.fstat(f.fileno())
-        if st.st_mtime_ns // 1_000_000_000 < since or st.st_size < 32:
+        if (
+            st.st_mtime_ns // 1_000_000_000 < since
+            or st.st_size < 32
+            or _older(git_dir, base, since)
+        ):
             return []
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             if data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
@@ -117,6 +121,17 @@ def racy_shared(git_dir: Path, base: bytes, since: int) -> list[Entry]:
                     for i in found
                 )
                 return [e for e in named if not e.stage]
+
+
+def _older(git_dir: Path, base: bytes, since: int) -> bool:
+    """Whether the shared index `base` was written before the second `since`, though its
+    mtime may be newer (git freshens the shared index it names at each write): its sidecar of
+    entry starts (named for the same contents) is older. That sidecar was written with it, or
+    at the first lookup after git wrote it; each entry's stat data were taken before."""
+    try:
+        return os.stat(sharedindex.offsets_path(git_dir, base)).st_mtime_ns // 10**9 < since
+    except OSError:
+        return False
 
 
 def replacements(
