@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gitmem.errors import GitmemError
-from gitmem.store import racy, sharedindex
+from gitmem.store import racy, sharedindex, splitpart
 from gitmem.store.indexfile import (
     NO_BITMAPS,
     NULL,
@@ -96,12 +96,12 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
     bisected = laid is not None and _unmarked(laid[1])  # plain, or split with no bitmaps
     if laid is not None and not bisected:  # git's replacements: looked at first
         starts, link = laid
-        replacements = racy.replacements(git_dir, raw, starts, link)
+        replacements = splitpart.replacements(git_dir, raw, starts, link)
         if replacements is not None:
             for entry in replacements:
                 if entry.path == name:
                     return None if entry.stage else entry.oid
-            raw, starts = racy.after_replacements(raw, starts, len(replacements))
+            raw, starts = splitpart.after_replacements(raw, starts, len(replacements))
             laid, bisected = (starts, link), True
     if laid is not None and bisected:
         starts, link = laid
@@ -160,6 +160,8 @@ def stage(
             raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
         raise
     if shared is not None:  # only now is the shared index the old index named unused
+        if split:
+            splitpart.mark(git_dir)  # a fold's index shadows no shared entry by name
         sharedindex.remove_unused(git_dir, keep=shared[-20:], left=before)
 
 
@@ -180,7 +182,7 @@ def _restaged(
         return (*_staged(git_dir, None, changes, split, cutoff), None)
     laid = sharedindex.layout(raw)
     if split and laid is not None and laid[1] is not None:
-        within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
+        within = splitpart.within(git_dir, raw, laid[0], laid[1], changes, since, root, FOLD_AT)
         if within is not None:
             return within, None, None
     starts = None if laid is None or laid[1] is not None else laid[0]
@@ -194,7 +196,7 @@ def _restaged(
             # split part (`_staged`), as git's prepare_to_write_split_index does.
             current = IndexFile(current.version, merged(git_dir, current), None)
         elif current.base is not None:  # the shared index's racy entries, held the same way
-            shared_racy = racy.racy_shared(git_dir, current.base, since)
+            shared_racy = list(racy.racy_shared(git_dir, current.base, since).values())
             current = IndexFile(
                 current.version, with_entries(shared_racy, current.entries), current.link
             )
@@ -219,59 +221,10 @@ def _restaged(
     return _split_part(shared, held), shared, None
 
 
-def _within(
-    git_dir: Path,
-    raw: bytes,
-    starts: list[int],
-    link: bytes,
-    changes: Mapping[str, Entry | None],
-    since: int,
-    root: Path,
-) -> bytes | None:
-    """The split part `raw` (entries at `starts`) with `changes` spliced in as bytes and its
-    racily clean entries smudged (`smudged_plain`), as `_staged` would write it without
-    folding; None if this write must fold: the result would hold more than FOLD_AT entries,
-    the shared index is missing, a path it removes is in it, or git's delete bitmap marks
-    some of it. Git's replacements (a `git status` rewrote the index after a write shadowed
-    a shared entry) are written as entries of their names, without bitmaps, as gitmem's own
-    shadowing entries are (`replacements`). A write costs a walk of the split part's
-    entry boundaries, not a Python object per entry."""
-    base = link[:20]
-    updates = {path.encode(): entry for path, entry in changes.items()}
-    if base != NULL:
-        if not (git_dir / f"sharedindex.{base.hex()}").exists():
-            return None
-        named = IndexFile(2, [], link)
-        if any(_find_shared(git_dir, named, p) for p, e in updates.items() if e is None):
-            return None
-    replacements = racy.replacements(git_dir, raw, starts, link)
-    if replacements is None:
-        return None
-    raw, starts = racy.after_replacements(raw, starts, len(replacements))
-    spliced = racy.smudged_plain(root, raw, starts, since, set(updates))
-    # Off: with it, a split part shadowing every shared entry made `git commit -- path`
-    # segfault (tests/test_builtin_model.py); racy.racy_shared(git_dir, base, since)
-    shared_racy: list[Entry] = []
-    if shared_racy:  # held in the split part, where the next write checks them again
-        own = {sharedindex.name_at(raw, starts, i) for i in range(len(starts) - 1)}
-        own.update(e.path for e in replacements)
-        replacements = [*replacements, *(e for e in shared_racy if e.path not in own)]
-    smudged = racy.smudged(root, replacements, since, set(updates))
-    spliced.update({e.path: entry_bytes(e) for e in smudged})
-    spliced.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
-    link_out = base + NO_BITMAPS
-    data = sharedindex.splice(raw, spliced, starts, b"link" + _u32(len(link_out)) + link_out)
-    return None if int.from_bytes(data[8:12]) > FOLD_AT else data
-
-
 def _unmarked(link: bytes | None) -> bool:
     """Whether an index of this `link` (None: a plain index) has no delete or replace
     bitmap: its entries are all its own, in git's order."""
     return link is None or not any(IndexFile(2, [], link).bitmaps())
-
-
-def _u32(n: int) -> bytes:
-    return n.to_bytes(4, "big")
 
 
 def _staged(
@@ -298,19 +251,6 @@ def _staged(
     ]
     held = [*(e for e in updates.values() if _fresh(e, cutoff)), *racy]
     base = None if current is None else current.base
-    if split and current is not None and base is not None and not any(current.bitmaps()):
-        kept = [e for e in current.entries if e.path not in updates]
-        added = [e for e in updates.values() if e is not None]
-        removed = [p for p, e in updates.items() if e is None]
-        fits = len(kept) + len(added) <= FOLD_AT
-        if base == NULL:
-            shared_ok = True
-        else:
-            shared_ok = (git_dir / f"sharedindex.{base.hex()}").exists() and not any(
-                _find_shared(git_dir, current, p) for p in removed
-            )
-        if fits and shared_ok:
-            return encode(with_entries(kept, added), base + NO_BITMAPS), None
     if split and current is not None and base not in (None, NULL) and not any(current.bitmaps()):
         settled = {p: None if _fresh(e, cutoff) else e for p, e in updates.items()}
         spliced = _spliced(git_dir, current, {**settled, **{e.path: None for e in racy}})

@@ -1,6 +1,6 @@
-"""Racily clean entries of gitmem's split index (gitmem.store.gitindex), and git's
-replacements: what a write must look at again so that an edit made in the second an entry
-was taken is never vouched for by a newer index.
+"""Racily clean entries of gitmem's split index (gitmem.store.gitindex): what a write must
+look at again so that an edit made in the second an entry was taken is never vouched for by
+a newer index.
 
 An entry whose file's mtime is not older than the index file is "racily clean": the file
 may have changed after its stat data were taken, in the same second. Git compares such a
@@ -9,7 +9,7 @@ file's content, and when it writes an index it smudges the ones that changed
 the split part (split-index.c, prepare_to_write_split_index), where its next write looks at
 them again; there it writes them as replacements (their paths left empty, a replace bitmap).
 gitmem's writes do the same: `smudged` checks them, `racy_shared` finds the shared index's,
-`replacements` names git's, so that a write can keep them in the split part as bytes.
+which a write keeps in the split part (as replacements: gitmem.store.splitpart).
 """
 
 from __future__ import annotations
@@ -21,25 +21,9 @@ from itertools import pairwise
 from pathlib import Path
 
 from gitmem.store import sharedindex
-from gitmem.store.indexfile import (
-    EXTENDED,
-    FIXED,
-    NULL,
-    STAT,
-    Entry,
-    IndexFile,
-    entry_bytes,
-    parse,
-)
+from gitmem.store.indexfile import NULL, STAT, Entry, entry_at, entry_bytes, fixed_at, parse
 
-__all__ = [
-    "after_replacements",
-    "racy_plain",
-    "racy_shared",
-    "replacements",
-    "smudged",
-    "smudged_plain",
-]
+__all__ = ["racy_plain", "racy_shared", "smudged", "smudged_plain"]
 
 
 def smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> list[Entry]:
@@ -82,25 +66,26 @@ def smudged_plain(
 def racy_plain(raw: bytes, starts: list[int], since: int) -> list[Entry]:
     """The entries of an index kept as bytes whose mtime is not older than `since`."""
     return [
-        _entry_at(raw, at, following)
+        entry_at(raw, at, following)
         for at, following in pairwise(starts)
         if int.from_bytes(raw[at + 8 : at + 12]) >= since
     ]
 
 
-def racy_shared(git_dir: Path, base: bytes, since: int) -> list[Entry]:
+def racy_shared(git_dir: Path, base: bytes, since: int) -> dict[int, Entry]:
     """The shared index's entries that are racily clean against the index read (their mtime
-    not older than `since`), which a write holds in the split part: git may write a shared
-    index with some (its next write would move them to the split part; gitmem's folds keep
-    them out). Looked for only in a shared index whose file is as new as that and that may
-    have been written then (`_older`): one walk of its entries' mtimes."""
+    not older than `since`), by position, which a write holds in the split part (as
+    replacements, or in a fold): git may write a shared index with some (its next write
+    would move them to the split part; gitmem's folds keep them out). Looked for only in a
+    shared index whose file is as new as that and that may have been written then
+    (`_older`): one walk of its entries' mtimes."""
     path = git_dir / f"sharedindex.{base.hex()}"
     if base == NULL or since <= 0:
-        return []
+        return {}
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed by the with below)
     except FileNotFoundError:
-        return []
+        return {}
     with f:
         st = os.fstat(f.fileno())
         if (
@@ -108,19 +93,23 @@ def racy_shared(git_dir: Path, base: bytes, since: int) -> list[Entry]:
             or st.st_size < 32
             or _older(git_dir, base, since)
         ):
-            return []
+            return {}
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             if data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
-                entries = parse(bytes(data), path).entries
-                return [e for e in entries if not e.stage and STAT.unpack_from(e.fixed)[2] >= since]
+                entries = enumerate(parse(bytes(data), path).entries)
+                return {
+                    i: e
+                    for i, e in entries
+                    if not e.stage and STAT.unpack_from(e.fixed)[2] >= since
+                }
             key = since.to_bytes(4, "big")
             with sharedindex.starts_of(git_dir, data) as starts:
                 found = [i for i, at in enumerate(starts[:-1]) if data[at + 8 : at + 12] >= key]
-                named = (
-                    Entry(sharedindex.name_at(data, starts, i), _fixed_at(data, starts[i]))
+                named = {
+                    i: Entry(sharedindex.name_at(data, starts, i), fixed_at(data, starts[i]))
                     for i in found
-                )
-                return [e for e in named if not e.stage]
+                }
+                return {i: e for i, e in named.items() if not e.stage}
 
 
 def _older(git_dir: Path, base: bytes, since: int) -> bool:
@@ -132,60 +121,3 @@ def _older(git_dir: Path, base: bytes, since: int) -> bool:
         return os.stat(sharedindex.offsets_path(git_dir, base)).st_mtime_ns // 10**9 < since
     except OSError:
         return False
-
-
-def replacements(
-    git_dir: Path, raw: bytes, starts: list[int], link: bytes | None
-) -> list[Entry] | None:
-    """The split part's first entries, git's replacements of the shared entries its replace
-    bitmap marks, each under its shared entry's path (git leaves it empty); None if the
-    index is not of a form that allows it (a delete bitmap, a shared index of version 4
-    whose paths are compressed, a bitmap that does not match): parsed whole, then."""
-    if link is None:
-        return []
-    deleted, replaced = IndexFile(2, [], link).bitmaps()
-    base = link[:20]
-    if deleted or (replaced and base == NULL):
-        return None
-    if not replaced:
-        return []
-    path = git_dir / f"sharedindex.{base.hex()}"
-    try:
-        f = open(path, "rb")  # noqa: SIM115 (closed by the with below)
-    except FileNotFoundError:
-        return None  # parsed whole, which names it
-    with f:
-        if os.fstat(f.fileno()).st_size < 32 or len(replaced) >= len(starts):
-            return None  # the fold names what is wrong
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
-                return None
-            with sharedindex.starts_of(git_dir, data) as shared:
-                if max(replaced) >= len(shared) - 1:
-                    return None
-                names = [sharedindex.name_at(data, shared, pos) for pos in replaced]
-    written = (_entry_at(raw, at, following) for at, following in pairwise(starts))
-    return [Entry(e.path or name, e.fixed) for e, name in zip(written, names, strict=False)]
-
-
-def after_replacements(raw: bytes, starts: list[int], count: int) -> tuple[bytes, list[int]]:
-    """The split part without its first `count` entries (git's replacements), and its entries'
-    starts: the entries git added, sorted by path as a lookup or a splice needs them."""
-    if not count:
-        return raw, starts
-    cut = starts[count] - 12
-    return raw[:8] + (len(starts) - 1 - count).to_bytes(4, "big") + raw[cut + 12 :], [
-        at - cut for at in starts[count:]
-    ]
-
-
-def _entry_at(data: bytes, at: int, following: int) -> Entry:
-    """The entry that starts at `at`, the next at `following` (its path is what lies between,
-    without its NUL padding)."""
-    fixed = _fixed_at(data, at)
-    return Entry(data[at + len(fixed) : following].rstrip(b"\0"), fixed)
-
-
-def _fixed_at(data: bytes | mmap.mmap, at: int) -> bytes:
-    """The fixed part of the entry that starts at `at`."""
-    return bytes(data[at : at + (FIXED + 2 if data[at + 60] << 8 & EXTENDED else FIXED)])
