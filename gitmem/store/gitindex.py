@@ -9,11 +9,12 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
 
 - a write (`stage`) reads the small index, puts its paths' new entries in it and writes it
   back: its cost follows the number of entries changed since the last fold, not the store;
+  a path of the shared index is changed by a replacement, as git writes it, never by an
+  entry of its name, which git reads into memory it frees (gitmem.store.splitpart);
 - the split part is folded into a new shared index when it passes FOLD_AT entries, when a
   path of the shared index is removed (the delete bitmap is not written here), when git left
-  a delete bitmap (its replacements are kept in the split part under their names:
-  gitmem.store.racy), and when the index is still plain (an existing store: migrated
-  silently, once);
+  a delete bitmap, when an older gitmem may have written it (once), and when the index is
+  still plain (an existing store: migrated silently, once);
 - with `core.splitIndex=false` (a user's way back, with `git update-index --no-split-index`)
   every write is a plain, whole index, as before.
 
@@ -22,7 +23,7 @@ code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Eve
 under git's `index.lock`. Entries are written with the stat data of the file just written,
 so `git status` finds them clean without reading the file; racily clean entries are smudged
 when the index is rewritten, as git does, and kept in the split part, from the shared index
-as well, so that the next write still checks them (gitmem.store.racy).
+as well (as replacements), so that the next write still checks them (gitmem.store.racy).
 """
 
 from __future__ import annotations
