@@ -113,8 +113,10 @@ def test_any_sequence_of_writes_and_git_commands_agrees_with_git(
         if op == "write":
             assert path is not None and data is not None
             gitmem_writes(root, {path: data})
+            assert_no_shadowing(root)
         elif op == "delete" and path in tracked:
             gitmem_writes(root, {path: None})
+            assert_no_shadowing(root)
         elif op == "git add":
             assert path is not None and data is not None
             (root / path).parent.mkdir(parents=True, exist_ok=True)
