@@ -102,8 +102,8 @@ def within(
     raw, starts = after_replacements(raw, starts, len(replaced))
     spliced = racy.smudged_plain(root, raw, starts, since, set(updates))
     spliced.update(
-        {p: None if e is None else entry_bytes(e) for p, e in updates.items() if p not in moved}
-    )
+        {p: None if e is None or p in moved else entry_bytes(e) for p, e in updates.items()}
+    )  # a moved path's entry of its name, if an older gitmem left one, goes
     order = sorted(held)
     checked = racy.smudged(root, [held[pos] for pos in order], since, set(updates))
     leading = [entry_bytes(Entry(b"", e.fixed)) for e in checked]
