@@ -172,3 +172,23 @@ def test_the_store_that_crashed_git_commit(store_path: Path) -> None:
     config.write_text(config.read_text().replace('model = "none"', 'model = "other"'))
     git_checked(store_path, "commit", "-qm", "model", "--", "config.toml")
     assert git(store_path, "status", "--porcelain") == ""
+
+
+def test_a_name_an_older_gitmem_left_beside_the_marker_goes_with_the_next_change(
+    tmp_path: Path,
+) -> None:
+    """An older gitmem sharing the store after the upgrade shadows a shared entry by name
+    though the marker is there; gitmem's next change of that path writes the replacement and
+    drops the named entry, which git would otherwise read over it."""
+    folded(tmp_path)
+    index = gitindex.read(tmp_path / ".git" / "index")
+    assert index is not None and index.base is not None
+    (tmp_path / OLD[4]).write_bytes(b"older gitmem")
+    subprocess.run(["git", "hash-object", "-w", OLD[4]], cwd=tmp_path, check=True, stdout=-3)
+    shadow = entry_for(OLD[4], blob_id(b"older gitmem"), (tmp_path / OLD[4]).lstat())
+    entries = with_entries(list(index.entries), [shadow])
+    (tmp_path / ".git" / "index").write_bytes(encode(entries, index.base + NO_BITMAPS))
+    gitmem_writes(tmp_path, {OLD[4]: b"this gitmem"})
+    assert_no_shadowing(tmp_path)
+    assert gitindex.staged_id(tmp_path / ".git", OLD[4]) == blob_id(b"this gitmem")
+    assert_agree(tmp_path)
