@@ -90,6 +90,14 @@ def removed(root: Path) -> None:
     gitmem_writes(root, {OLD[7]: None})
 
 
+def removed_after_amends(root: Path) -> None:
+    """A fold of a split part that holds replacements: spliced as bytes, their names first."""
+    amended(root)
+    committed(root)
+    gitmem_writes(root, {OLD[8]: None})
+    assert gitindex.staged_id(root / ".git", OLD[3]) == blob_id(b"amended")
+
+
 def from_older_code(root: Path) -> None:
     """An index as gitmem wrote it before session 14: an amend shadowing the shared entry by
     name, no marker; the next write folds it once."""
@@ -112,6 +120,7 @@ WRITES: dict[str, Callable[[Path], None]] = {
     "amend": amended,
     "after git's replacement": after_gits_replacement,
     "removal": removed,
+    "removal after amends": removed_after_amends,
     "index of older code": from_older_code,
 }
 

@@ -33,6 +33,7 @@ import mmap
 import os
 import time
 from collections.abc import Iterable, Mapping
+from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
@@ -45,6 +46,7 @@ from gitmem.store.indexfile import (
     IndexFile,
     IndexUnreadable,
     encode,
+    entry_at,
     entry_bytes,
     entry_for,
     parse,
@@ -95,14 +97,15 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
         return None
     laid = sharedindex.layout(raw)
     bisected = laid is not None and _unmarked(laid[1])  # plain, or split with no bitmaps
-    if laid is not None and not bisected:  # git's replacements: looked at first
+    if laid is not None and not bisected:  # the replacements: looked at first
         starts, link = laid
-        replacements = splitpart.replacements(git_dir, raw, starts, link)
-        if replacements is not None:
-            for entry in replacements:
-                if entry.path == name:
-                    return None if entry.stage else entry.oid
-            raw, starts = splitpart.after_replacements(raw, starts, len(replacements))
+        assert link is not None
+        readable, replacement = splitpart.replacement_of(git_dir, raw, starts, link, name)
+        if replacement is not None:
+            return None if replacement.stage else replacement.oid
+        if readable:
+            count = len(IndexFile(2, [], link).bitmaps()[1])
+            raw, starts = splitpart.after_replacements(raw, starts, count)
             laid, bisected = (starts, link), True
     if laid is not None and bisected:
         starts, link = laid
@@ -188,7 +191,7 @@ def _restaged(
             return within, None, None
     starts = None if laid is None or laid[1] is not None else laid[0]
     if starts is None:
-        current = parse(raw, path)
+        current = _named(git_dir, raw, laid) or parse(raw, path)
         before = current.base
         if any(current.bitmaps()):
             # git's delete bitmap, or a fold with git's replacements: the index is folded
@@ -220,6 +223,24 @@ def _restaged(
     spliced.update({e.path: None for e in held})
     shared = sharedindex.splice(raw, spliced, starts)
     return _split_part(shared, held), shared, None
+
+
+def _named(
+    git_dir: Path, raw: bytes, laid: tuple[list[int], bytes | None] | None
+) -> IndexFile | None:
+    """A split part with a replace bitmap (and no delete bitmap) as entries of their names
+    and no bitmaps, which a fold splices into the shared index as bytes; None if it is not
+    one (parsed whole, then)."""
+    if laid is None or laid[1] is None or _unmarked(laid[1]):
+        return None
+    starts, link = laid[0], laid[1]
+    named = splitpart.replacements(git_dir, raw, starts, link)
+    if named is None:
+        return None
+    rest, rest_starts = splitpart.after_replacements(raw, starts, len(named))
+    entries = [entry_at(rest, at, following) for at, following in pairwise(rest_starts)]
+    # git adds the split part's named entries over its replacements: they win, as here
+    return IndexFile(2, with_entries(named, entries), link[:20] + NO_BITMAPS)
 
 
 def _unmarked(link: bytes | None) -> bool:

@@ -266,7 +266,10 @@ def _ewah(data: bytes, at: int) -> tuple[list[int], int]:
             positions.extend(range(pos, pos + run * 64))
         pos += run * 64
         for word in values[i + 1 : i + 1 + literals]:
-            positions.extend(pos + bit for bit in range(64) if word >> bit & 1)
+            while word:  # its set bits only, lowest first
+                low = word & -word
+                positions.append(pos + low.bit_length() - 1)
+                word ^= low
             pos += 64
         i += 1 + literals
     return positions, at + 8 + 8 * words + 4

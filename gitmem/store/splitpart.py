@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from itertools import pairwise
@@ -37,7 +38,14 @@ from gitmem.store.indexfile import (
     link,
 )
 
-__all__ = ["REPLACES", "after_replacements", "mark", "replacements", "within"]
+__all__ = [
+    "REPLACES",
+    "after_replacements",
+    "mark",
+    "replacement_of",
+    "replacements",
+    "within",
+]
 
 REPLACES = "gitmem-replaces"  # in .git: the index has no entry shadowing a shared one by name
 
@@ -75,8 +83,9 @@ def within(
     deleted, replaced = IndexFile(2, [], link_in).bitmaps()
     if deleted or (replaced and base == NULL) or len(replaced) >= len(starts):
         return None
-    held: dict[int, Entry] = {}  # the replacements, by position in the shared index
+    held: dict[int, Entry] = {}  # replacements written anew, by position in the shared index
     moved: set[bytes] = set()  # the changed paths written as replacements
+    kept: dict[int, bytes] = {}  # the replacements copied as they are
     if base != NULL:
         with _shared(git_dir, base) as shared:
             if shared is None:
@@ -84,7 +93,6 @@ def within(
             data, shared_starts = shared
             if replaced and max(replaced) >= len(shared_starts) - 1:
                 return None
-            names = [sharedindex.name_at(data, shared_starts, pos) for pos in replaced]
             for path, entry in updates.items():
                 pos = sharedindex.index_of(data, path, shared_starts)
                 if pos is None:
@@ -93,23 +101,31 @@ def within(
                     return None  # a delete bitmap, or conflict stages: folded
                 held[pos] = entry
                 moved.add(path)
-        written = (entry_at(raw, at, following) for at, following in pairwise(starts))
-        for pos, name, old in zip(replaced, names, written, strict=False):
-            if name not in updates:
-                held[pos] = Entry(old.path or name, old.fixed)
+            for n, pos in enumerate(replaced):  # the split part's first entries, in order
+                at, following = starts[n], starts[n + 1]
+                if pos in held:
+                    continue
+                if int.from_bytes(raw[at + 8 : at + 12]) >= since:  # racy: checked by name
+                    name = sharedindex.name_at(data, shared_starts, pos)
+                    held[pos] = Entry(name, entry_at(raw, at, following).fixed)
+                else:
+                    kept[pos] = raw[at:following]
         for pos, entry in racy.racy_shared(git_dir, base, since).items():
-            held.setdefault(pos, entry)
+            if pos not in kept:
+                held.setdefault(pos, entry)
     raw, starts = after_replacements(raw, starts, len(replaced))
     spliced = racy.smudged_plain(root, raw, starts, since, set(updates))
     spliced.update(
         {p: None if e is None or p in moved else entry_bytes(e) for p, e in updates.items()}
     )  # a moved path's entry of its name, if an older gitmem left one, goes
-    order = sorted(held)
-    checked = racy.smudged(root, [held[pos] for pos in order], since, set(updates))
-    leading = [entry_bytes(Entry(b"", e.fixed)) for e in checked]
+    anew = sorted(held)
+    checked = racy.smudged(root, [held[pos] for pos in anew], since, set(updates))
+    for pos, entry in zip(anew, checked, strict=True):
+        kept[pos] = entry_bytes(Entry(b"", entry.fixed))
+    order = sorted(kept)
     ext = link(base, order)
     data_out = sharedindex.splice(
-        raw, spliced, starts, b"link" + len(ext).to_bytes(4, "big") + ext, leading
+        raw, spliced, starts, b"link" + len(ext).to_bytes(4, "big") + ext, [kept[p] for p in order]
     )
     return None if int.from_bytes(data_out[8:12]) > limit else data_out
 
@@ -143,6 +159,28 @@ def _shared(git_dir: Path, base: bytes) -> Iterator[tuple[mmap.mmap, Sequence[in
                 return
             with sharedindex.starts_of(git_dir, data) as shared_starts:
                 yield data, shared_starts
+
+
+def replacement_of(
+    git_dir: Path, raw: bytes, starts: list[int], link_in: bytes, name: bytes
+) -> tuple[bool, Entry | None]:
+    """Whether the split part `raw` is of a form read here (no delete bitmap, its shared
+    index of version 2 or 3), and the replacement it holds for `name`, if any: the shared
+    index bisected for `name`'s position, looked for in the replace bitmap."""
+    deleted, replaced = IndexFile(2, [], link_in).bitmaps()
+    base = link_in[:20]
+    if deleted or (replaced and base == NULL) or len(replaced) >= len(starts):
+        return False, None
+    if not replaced:
+        return True, None
+    with _shared(git_dir, base) as shared:
+        if shared is None or max(replaced) >= len(shared[1]) - 1:
+            return False, None
+        pos = sharedindex.index_of(shared[0], name, shared[1])
+    n = bisect_left(replaced, pos) if pos is not None else len(replaced)
+    if n == len(replaced) or replaced[n] != pos:
+        return True, None
+    return True, Entry(name, entry_at(raw, starts[n], starts[n + 1]).fixed)
 
 
 def replacements(
