@@ -14,6 +14,7 @@ import os
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from gitmem.errors import GitmemError
@@ -88,11 +89,19 @@ class IndexFile:
 
     def bitmaps(self) -> tuple[list[int], list[int]]:
         """The delete and the replace bitmap of the link extension, as positions."""
-        if self.link is None or len(self.link) == 20:
+        if self.link is None or len(self.link) == 20 or self.link[20:] == NO_BITMAPS:
             return [], []
-        deleted, at = _ewah(self.link, 20)
-        replaced, _ = _ewah(self.link, at)
-        return deleted, replaced
+        deleted, replaced = _bitmaps(self.link[20:])
+        return list(deleted), list(replaced)
+
+
+@lru_cache(maxsize=4)
+def _bitmaps(data: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The two bitmaps serialised in `data`, decoded once for the few writes and lookups of
+    one index (a split part of ~900 replacements: ~0.4 ms a decoding)."""
+    deleted, at = _ewah(data, 0)
+    replaced, _ = _ewah(data, at)
+    return tuple(deleted), tuple(replaced)
 
 
 def entry_for(path: str, oid: bytes, st: os.stat_result) -> Entry:
