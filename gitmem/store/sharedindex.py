@@ -195,11 +195,13 @@ def splice(
     starts: list[int] | None = None,
     extensions: bytes = b"",
     leading: Sequence[bytes] = (),
+    leading_count: int | None = None,
 ) -> bytes:
     """The index file `data` (version 2 or 3, its extensions replaced by `extensions`, encoded)
     with each changed path's entries (all stages) replaced by the given encoded entry, or
     removed (None), and the encoded entries `leading` put before them (git's replacements, which
-    a split part lists first). `starts`: `_starts(data)`, if known."""
+    a split part lists first; `leading_count` of them if an item holds several, of the
+    version of `data`). `starts`: `_starts(data)`, if known."""
     version = int.from_bytes(data[4:8])
     count = int.from_bytes(data[8:12])
     starts = _starts(data) if starts is None else starts
@@ -220,7 +222,8 @@ def splice(
         return low
 
     parts: list[bytes] = list(leading)
-    copied, total = 0, count + len(leading)  # entries copied up to; the new count
+    added = len(leading) if leading_count is None else leading_count
+    copied, total = 0, count + added  # entries copied up to; the new count
     extended = version == 3 or any(e[60] << 8 & _EXTENDED for e in leading)
     for name in sorted(changes):
         first = last = first_at_or_after(name)

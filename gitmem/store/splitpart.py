@@ -118,14 +118,17 @@ def within(
     spliced.update(
         {p: None if e is None or p in moved else entry_bytes(e) for p, e in updates.items()}
     )  # a moved path's entry of its name, if an older gitmem left one, goes
-    anew = sorted(held)
-    checked = racy.smudged(root, [held[pos] for pos in anew], since, set(updates))
-    for pos, entry in zip(anew, checked, strict=True):
-        kept[pos] = entry_bytes(Entry(b"", entry.fixed))
-    order = sorted(kept)
-    ext = link(base, order)
+    if held or len(link_in) == 20:  # (a link without bitmaps would crash git 2.39)
+        anew = sorted(held)
+        checked = racy.smudged(root, [held[pos] for pos in anew], since, set(updates))
+        for pos, entry in zip(anew, checked, strict=True):
+            kept[pos] = entry_bytes(Entry(b"", entry.fixed))
+        order = sorted(kept)
+        ext, leading = link(base, order), [kept[p] for p in order]
+    else:  # the replacements as they were, bitmap and all (most writes add new paths only)
+        ext, leading = link_in, [b"".join(kept[p] for p in replaced)] if kept else []
     data_out = sharedindex.splice(
-        raw, spliced, starts, b"link" + len(ext).to_bytes(4, "big") + ext, [kept[p] for p in order]
+        raw, spliced, starts, b"link" + len(ext).to_bytes(4, "big") + ext, leading, len(kept)
     )
     return None if int.from_bytes(data_out[8:12]) > limit else data_out
 
