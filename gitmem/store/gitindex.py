@@ -194,10 +194,10 @@ def _restaged(
         current = _named(git_dir, raw, laid) or parse(raw, path)
         before = current.base
         if any(current.bitmaps()):
-            # git's delete bitmap, or a fold with git's replacements: the index is folded
-            # whole, as if plain, so that the replacements (their paths left empty) are
-            # checked under their names and every racy entry, of either part, is held in the
-            # split part (`_staged`), as git's prepare_to_write_split_index does.
+            # git's delete bitmap (replacements alone are named by `_named`): the index is
+            # folded whole, as if plain, so that the replacements (their paths left empty)
+            # are checked under their names and every racy entry, of either part, is held in
+            # the split part (`_staged`), as git's prepare_to_write_split_index does.
             current = IndexFile(current.version, merged(git_dir, current), None)
         elif current.base is not None:  # the shared index's racy entries, held the same way
             shared_racy = list(racy.racy_shared(git_dir, current.base, since).values())
