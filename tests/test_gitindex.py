@@ -69,6 +69,19 @@ def assert_agree(root: Path) -> None:
     assert gitindex.staged_id(root / ".git", "not/there.md") is None
 
 
+def assert_no_shadowing(root: Path) -> None:
+    """No entry of the split part has the path of a shared entry it does not delete: git
+    reads such an entry into memory it later frees (gitmem.store.splitpart)."""
+    index = gitindex.read(root / ".git" / "index")
+    if index is None or index.base is None or index.base == bytes(20):
+        return
+    shared = gitindex.read(root / ".git" / f"sharedindex.{index.base.hex()}")
+    assert shared is not None
+    deleted = set(index.bitmaps()[0])
+    kept = {e.path for i, e in enumerate(shared.entries) if i not in deleted}
+    assert not kept & {e.path for e in index.entries if e.path}
+
+
 OPS = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(PATHS), st.binary(max_size=40)),
     st.tuples(st.just("delete"), st.sampled_from(PATHS), st.none()),
@@ -100,8 +113,10 @@ def test_any_sequence_of_writes_and_git_commands_agrees_with_git(
         if op == "write":
             assert path is not None and data is not None
             gitmem_writes(root, {path: data})
+            assert_no_shadowing(root)
         elif op == "delete" and path in tracked:
             gitmem_writes(root, {path: None})
+            assert_no_shadowing(root)
         elif op == "git add":
             assert path is not None and data is not None
             (root / path).parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +158,7 @@ def test_git_busy_with_the_index_is_waited_for_then_named(tmp_path: Path) -> Non
 
 
 def test_writes_keep_a_small_index_and_git_usable_by_hand(store_path: Path) -> None:
+    time.sleep(1.1)  # the store's files no longer racily clean: not held in the split part
     store = Store.open(store_path)
     for n in range(5):
         store.record("fact", f"body {n}", title=f"Fact {n}")
@@ -428,3 +444,83 @@ def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
         shared.write_bytes(b"")
     with pytest.raises(gitindex.IndexUnreadable, match=f"{damage}.*git read-tree HEAD"):
         gitindex.staged_id(tmp_path / ".git", "a.md")
+
+
+def test_an_edit_in_the_second_of_gits_replacement_of_a_shared_entry_is_seen(
+    tmp_path: Path,
+) -> None:
+    """`git add` of a file in the shared index, then an in-place edit in that second: git
+    writes the entry as a replacement (its path left empty, a replace bitmap), racily clean;
+    the next write folds the bitmaps away and must check it under its name, and hold it."""
+
+    def migrated(root: Path) -> None:
+        gitmem_writes(root, {"a.md": b"a", "b.md": b"b"})
+        git(root, "update-index", "--no-split-index")
+        time.sleep(2.1)
+        gitmem_writes(root, {"c.md": b"c"})  # the migration: a.md and b.md in the shared index
+
+    def added(root: Path) -> None:
+        (root / "a.md").write_bytes(b"AAAA\n")
+        git(root, "add", "a.md")
+
+    root = in_one_second(tmp_path, migrated, added, "a.md")
+    index = gitindex.read(root / ".git" / "index")
+    assert index is not None and index.bitmaps()[1]  # git's replacement, as the case needs
+    time.sleep(1.1)
+    gitmem_writes(root, {"d.md": b"d"})  # the index rewritten a second later
+    assert git(root, "diff-files", "--name-only").split() == ["a.md"]
+    assert ours(root) == git(root, "ls-files", "-s").splitlines()
+    git(root, "fsck", "--no-progress")
+
+
+def test_an_edit_in_the_second_of_a_migration_that_took_it_is_seen_after_the_next_write(
+    tmp_path: Path,
+) -> None:
+    """A plain index's racily clean entry, unchanged by the write that migrates the index to
+    the split form, then edited in place in that second: the migration must hold it in the
+    split part, where the next write checks it, not move it into the shared index."""
+
+    def plain(root: Path) -> None:
+        gitmem_writes(root, {"a.md": b"a"})
+        git(root, "update-index", "--no-split-index")  # an existing store's plain index
+        time.sleep(1.1)
+
+    def added_then_migrated(root: Path) -> None:
+        (root / "x.md").write_bytes(b"AAAA\n")
+        git(root, "add", "x.md")
+        gitmem_writes(root, {"b.md": b"b"})
+
+    root = in_one_second(tmp_path, plain, added_then_migrated, "x.md")
+    time.sleep(1.1)
+    gitmem_writes(root, {"c.md": b"c"})  # the index rewritten a second later
+    assert git(root, "diff-files", "--name-only").split() == ["x.md"]
+    assert ours(root) == git(root, "ls-files", "-s").splitlines()
+
+
+def test_gits_replacements_are_written_without_a_fold(tmp_path: Path) -> None:
+    """A `git add` (or a `git status` after a write replaced a shared entry) leaves a replace
+    bitmap; the next write keeps git's replacements and adds its own change of a shared path
+    as one more replacement, in git's form, instead of folding the whole shared index again
+    or shadowing the shared entry by name (which git reads into freed memory)."""
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {"a.md": b"a", "b.md": b"b", "e.md": b"e"})
+    git(tmp_path, "update-index", "--no-split-index")
+    time.sleep(2.1)
+    gitmem_writes(tmp_path, {"c.md": b"c"})  # the migration: a, b and e.md in the shared index
+    (tmp_path / "a.md").write_bytes(b"by hand\n")
+    git(tmp_path, "add", "a.md")
+    index = gitindex.read(tmp_path / ".git" / "index")
+    assert index is not None and index.bitmaps()[1]  # git's replacement of a racy entry
+    assert not index.bitmaps()[0] and index.entries[0].path == b""
+    assert_agree(tmp_path)  # staged_id looks at the replacement under its name
+    gitmem_writes(tmp_path, {"d.md": b"d", "b.md": b"bb"})
+    after = gitindex.read(tmp_path / ".git" / "index")
+    assert after is not None and after.base == index.base  # the same shared index: no fold
+    deleted, replaced = after.bitmaps()
+    assert not deleted and len(replaced) >= 2  # a.md's (git's) and b.md's (this write's)
+    assert [e.path for e in after.entries] == [b""] * len(replaced) + [b"d.md"]
+    assert_no_shadowing(tmp_path)
+    assert_agree(tmp_path)
+    assert gitindex.staged_id(tmp_path / ".git", "a.md") == blob_id(b"by hand\n")
+    assert gitindex.staged_id(tmp_path / ".git", "b.md") == blob_id(b"bb")
+    git(tmp_path, "fsck", "--no-progress")

@@ -9,19 +9,21 @@ immutable `.git/sharedindex.<id>` and only the changed ones in the small `.git/i
 
 - a write (`stage`) reads the small index, puts its paths' new entries in it and writes it
   back: its cost follows the number of entries changed since the last fold, not the store;
+  a path of the shared index is changed by a replacement, as git writes it, never by an
+  entry of its name, which git reads into memory it frees (gitmem.store.splitpart);
 - the split part is folded into a new shared index when it passes FOLD_AT entries, when a
   path of the shared index is removed (the delete bitmap is not written here), when git left
-  bitmaps of its own, and when the index is still plain (an existing store: migrated
-  silently, once);
+  a delete bitmap, when an older gitmem may have written it (once), and when the index is
+  still plain (an existing store: migrated silently, once);
 - with `core.splitIndex=false` (a user's way back, with `git update-index --no-split-index`)
   every write is a plain, whole index, as before.
 
 Git reads the form natively; libgit2 cannot ("unsupported mandatory extension"), so no pygit2
 code may touch the index: the one lookup gitmem needs (`staged_id`) is here. Everything is
 under git's `index.lock`. Entries are written with the stat data of the file just written,
-so `git status` finds them clean without reading the file; the split part's racily clean
-entries are smudged when it is rewritten, as git does (`_smudged`), and a fold leaves the
-entries just written in the split part so that the next write still checks them.
+so `git status` finds them clean without reading the file; racily clean entries are smudged
+when the index is rewritten, as git does, and kept in the split part, from the shared index
+as well (as replacements), so that the next write still checks them (gitmem.store.racy).
 """
 
 from __future__ import annotations
@@ -35,10 +37,8 @@ from itertools import pairwise
 from pathlib import Path
 
 from gitmem.errors import GitmemError
-from gitmem.store import sharedindex
+from gitmem.store import racy, sharedindex, splitpart
 from gitmem.store.indexfile import (
-    EXTENDED,
-    FIXED,
     NO_BITMAPS,
     NULL,
     STAT,
@@ -46,6 +46,7 @@ from gitmem.store.indexfile import (
     IndexFile,
     IndexUnreadable,
     encode,
+    entry_at,
     entry_bytes,
     entry_for,
     parse,
@@ -95,7 +96,18 @@ def staged_id(git_dir: Path, path: str) -> bytes | None:
     except FileNotFoundError:
         return None
     laid = sharedindex.layout(raw)
-    if laid is not None and _unmarked(laid[1]):  # plain, or split with no bitmaps: bisected
+    bisected = laid is not None and _unmarked(laid[1])  # plain, or split with no bitmaps
+    if laid is not None and not bisected:  # the replacements: looked at first
+        starts, link = laid
+        assert link is not None
+        readable, replacement = splitpart.replacement_of(git_dir, raw, starts, link, name)
+        if replacement is not None:
+            return None if replacement.stage else replacement.oid
+        if readable:
+            count = len(IndexFile(2, [], link).bitmaps()[1])
+            raw, starts = splitpart.after_replacements(raw, starts, count)
+            laid, bisected = (starts, link), True
+    if laid is not None and bisected:
         starts, link = laid
         fixed = sharedindex.find(raw, name, starts)  # the split part overrides the shared one
         if fixed is None and link is not None and link[:20] != NULL:
@@ -152,6 +164,8 @@ def stage(
             raise OSError(exc.errno, os.strerror(exc.errno), str(index_path)) from exc
         raise
     if shared is not None:  # only now is the shared index the old index named unused
+        if split:
+            splitpart.mark(git_dir)  # a fold's index shadows no shared entry by name
         sharedindex.remove_unused(git_dir, keep=shared[-20:], left=before)
 
 
@@ -171,17 +185,29 @@ def _restaged(
     except FileNotFoundError:
         return (*_staged(git_dir, None, changes, split, cutoff), None)
     laid = sharedindex.layout(raw)
-    if split and laid is not None and laid[1] is not None and _unmarked(laid[1]):
-        within = _within(git_dir, raw, laid[0], laid[1], changes, since, root)
+    if split and laid is not None and laid[1] is not None:
+        within = splitpart.within(git_dir, raw, laid[0], laid[1], changes, since, root, FOLD_AT)
         if within is not None:
             return within, None, None
     starts = None if laid is None or laid[1] is not None else laid[0]
     if starts is None:
-        current = parse(raw, path)
-        kept = _smudged(root, current.entries, since, {p.encode() for p in changes})
+        current = _named(git_dir, raw, laid) or parse(raw, path)
+        before = current.base
+        if any(current.bitmaps()):
+            # git's delete bitmap (replacements alone are named by `_named`): the index is
+            # folded whole, as if plain, so that the replacements (their paths left empty)
+            # are checked under their names and every racy entry, of either part, is held in
+            # the split part (`_staged`), as git's prepare_to_write_split_index does.
+            current = IndexFile(current.version, merged(git_dir, current), None)
+        elif current.base is not None:  # the shared index's racy entries, held the same way
+            shared_racy = list(racy.racy_shared(git_dir, current.base, since).values())
+            current = IndexFile(
+                current.version, with_entries(shared_racy, current.entries), current.link
+            )
+        kept = racy.smudged(root, current.entries, since, {p.encode() for p in changes})
         current = IndexFile(current.version, kept, current.link)
-        return (*_staged(git_dir, current, changes, split, cutoff, since), current.base)
-    spliced = _smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
+        return (*_staged(git_dir, current, changes, split, cutoff, since), before)
+    spliced = racy.smudged_plain(root, raw, starts, since, {p.encode() for p in changes})
     if not split:
         spliced.update(
             {p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()}
@@ -189,48 +215,38 @@ def _restaged(
         return sharedindex.splice(raw, spliced, starts), None, None
     fresh = [e for e in changes.values() if e is not None and _fresh(e, cutoff)]
     spliced.update({p.encode(): None if e is None else entry_bytes(e) for p, e in changes.items()})
-    spliced.update({e.path: None for e in fresh})
+    # The migration's racily clean entries (smudged or not) stay in the split part, where the
+    # next write checks them again; in the shared index nothing would (`_staged`).
+    names = {p.encode() for p in changes}
+    unsettled = [e for e in racy.racy_plain(raw, starts, since) if e.path not in names]
+    held = [*fresh, *racy.smudged(root, [e for e in unsettled if not e.stage], since, set())]
+    spliced.update({e.path: None for e in held})
     shared = sharedindex.splice(raw, spliced, starts)
-    return _split_part(shared, fresh), shared, None
+    return _split_part(shared, held), shared, None
 
 
-def _within(
-    git_dir: Path,
-    raw: bytes,
-    starts: list[int],
-    link: bytes,
-    changes: Mapping[str, Entry | None],
-    since: int,
-    root: Path,
-) -> bytes | None:
-    """The split part `raw` (entries at `starts`, no bitmaps) with `changes` spliced in as
-    bytes and its racily clean entries smudged (`_smudged_plain`), as `_staged` would write
-    it without folding; None if this write must fold: the result would hold more than
-    FOLD_AT entries, the shared index is missing, or a path it removes is in it. A write
-    costs a walk of the split part's entry boundaries, not a Python object per entry."""
-    base = link[:20]
-    updates = {path.encode(): entry for path, entry in changes.items()}
-    if base != NULL:
-        if not (git_dir / f"sharedindex.{base.hex()}").exists():
-            return None
-        named = IndexFile(2, [], link)
-        if any(_find_shared(git_dir, named, p) for p, e in updates.items() if e is None):
-            return None
-    spliced = _smudged_plain(root, raw, starts, since, set(updates))
-    spliced.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
-    link_out = base + NO_BITMAPS
-    data = sharedindex.splice(raw, spliced, starts, b"link" + _u32(len(link_out)) + link_out)
-    return None if int.from_bytes(data[8:12]) > FOLD_AT else data
+def _named(
+    git_dir: Path, raw: bytes, laid: tuple[list[int], bytes | None] | None
+) -> IndexFile | None:
+    """A split part with a replace bitmap (and no delete bitmap) as entries of their names
+    and no bitmaps, which a fold splices into the shared index as bytes; None if it is not
+    one (parsed whole, then)."""
+    if laid is None or laid[1] is None or _unmarked(laid[1]):
+        return None
+    starts, link = laid[0], laid[1]
+    named = splitpart.replacements(git_dir, raw, starts, link)
+    if named is None:
+        return None
+    rest, rest_starts = splitpart.after_replacements(raw, starts, len(named))
+    entries = [entry_at(rest, at, following) for at, following in pairwise(rest_starts)]
+    # git adds the split part's named entries over its replacements: they win, as here
+    return IndexFile(2, with_entries(named, entries), link[:20] + NO_BITMAPS)
 
 
 def _unmarked(link: bytes | None) -> bool:
     """Whether an index of this `link` (None: a plain index) has no delete or replace
     bitmap: its entries are all its own, in git's order."""
     return link is None or not any(IndexFile(2, [], link).bitmaps())
-
-
-def _u32(n: int) -> bytes:
-    return n.to_bytes(4, "big")
 
 
 def _staged(
@@ -244,7 +260,7 @@ def _staged(
     """The new index file, and the new shared index if this write folds. A fold keeps in the
     split part, beside the entries just written, every entry of the split part that is still
     racily clean (its mtime not older than `since`, the index read): the shared index's entries
-    are not looked at again (`_smudged`), so one edited later in that same second would pass for
+    are not looked at again (`smudged`), so one edited later in that same second would pass for
     clean; git's prepare_to_write_split_index does the same."""
     updates = {path.encode(): entry for path, entry in changes.items()}
     racy = [
@@ -257,19 +273,6 @@ def _staged(
     ]
     held = [*(e for e in updates.values() if _fresh(e, cutoff)), *racy]
     base = None if current is None else current.base
-    if split and current is not None and base is not None and not any(current.bitmaps()):
-        kept = [e for e in current.entries if e.path not in updates]
-        added = [e for e in updates.values() if e is not None]
-        removed = [p for p, e in updates.items() if e is None]
-        fits = len(kept) + len(added) <= FOLD_AT
-        if base == NULL:
-            shared_ok = True
-        else:
-            shared_ok = (git_dir / f"sharedindex.{base.hex()}").exists() and not any(
-                _find_shared(git_dir, current, p) for p in removed
-            )
-        if fits and shared_ok:
-            return encode(with_entries(kept, added), base + NO_BITMAPS), None
     if split and current is not None and base not in (None, NULL) and not any(current.bitmaps()):
         settled = {p: None if _fresh(e, cutoff) else e for p, e in updates.items()}
         spliced = _spliced(git_dir, current, {**settled, **{e.path: None for e in racy}})
@@ -289,7 +292,7 @@ def _staged(
 def _fresh(entry: Entry | None, cutoff: int) -> bool:
     """Whether an entry a fold writes stays in the split part (or, None, is gone): one whose
     file's mtime is not two seconds older than now may still be racily clean against the
-    index about to be written, and the next write must check it (`_smudged`), which it does
+    index about to be written, and the next write must check it (`smudged`), which it does
     not do for the shared index's entries. Older ones go into the shared index (an import's
     thousands of files, but its last second's): they cannot be racy against any later index.
     `cutoff` is one second before the write's moment by the file system's clock (the mtime
@@ -322,45 +325,6 @@ def _spliced(
     changes: dict[bytes, bytes | None] = {e.path: entry_bytes(e) for e in current.entries}
     changes.update({p: None if e is None else entry_bytes(e) for p, e in updates.items()})
     return sharedindex.splice(data, changes)
-
-
-def _smudged(root: Path, entries: list[Entry], since: int, skip: set[bytes]) -> list[Entry]:
-    """`entries` with each racily clean one smudged (its size 0, which makes git compare the
-    file's content), as git's ce_smudge_racily_clean_entry does when it writes an index: an
-    entry whose mtime is not older than the index read (`since`, in seconds) may have been
-    edited after it was taken, in the same second; rewritten with a newer mtime, the index
-    would vouch for it. A file whose content is no longer the entry's object is smudged."""
-    out = []
-    for entry in entries:
-        stat = STAT.unpack_from(entry.fixed)  # [2]: mtime, [9]: size (0: smudged already)
-        # (a path left empty: git's replacement of a shared entry, which git checked itself)
-        racy = stat[2] >= since > 0 and stat[9] and not entry.stage
-        if racy and entry.path and entry.path not in skip:
-            try:
-                data = (root / os.fsdecode(entry.path)).read_bytes()
-                same = hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == entry.oid
-            except OSError:
-                same = False  # gone or unreadable: git sees that anyway
-            if not same:
-                entry = Entry(entry.path, entry.fixed[:36] + bytes(4) + entry.fixed[40:])
-        out.append(entry)
-    return out
-
-
-def _smudged_plain(
-    root: Path, raw: bytes, starts: list[int], since: int, skip: set[bytes]
-) -> dict[bytes, bytes | None]:
-    """`_smudged` for a plain index kept as bytes: its smudged entries, encoded, by path. Only
-    the entries whose mtime is not older than `since` are looked at as entries."""
-    racy = []
-    for at, following in pairwise(starts):
-        if int.from_bytes(raw[at + 8 : at + 12]) >= since:
-            fixed = FIXED + 2 if raw[at + 60] << 8 & EXTENDED else FIXED
-            racy.append(Entry(raw[at + fixed : following].rstrip(b"\0"), raw[at : at + fixed]))
-    smudged = _smudged(root, racy, since, skip)
-    return {
-        new.path: entry_bytes(new) for old, new in zip(racy, smudged, strict=True) if new is not old
-    }
 
 
 def busy(git_dir: Path) -> bool:

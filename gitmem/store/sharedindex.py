@@ -30,6 +30,8 @@ from pathlib import Path
 
 __all__ = [
     "find",
+    "index_of",
+    "name_at",
     "offsets_path",
     "plain",
     "remove_unused",
@@ -58,9 +60,26 @@ def _name(data: Data, at: int, end: int) -> bytes:
     return data[at + fixed : at + fixed + length]
 
 
+def name_at(data: Data, starts: Sequence[int], i: int) -> bytes:
+    """The path of the `i`th entry of an index file of version 2 or 3 whose entries start at
+    `starts` (the last item: where they end)."""
+    return bytes(_name(data, starts[i], starts[-1]))
+
+
 def find(data: Data, name: bytes, starts: Sequence[int]) -> bytes | None:
     """The fixed part of `name`'s first entry (lowest stage) in an index file of version 2
     or 3 whose entries start at `starts` (the last item: where they end), or None."""
+    i = index_of(data, name, starts)
+    if i is None:
+        return None
+    at = starts[i]
+    flags = data[at + 60] << 8 | data[at + 61]
+    return data[at : at + (_FIXED + 2 if flags & _EXTENDED else _FIXED)]
+
+
+def index_of(data: Data, name: bytes, starts: Sequence[int]) -> int | None:
+    """The position of `name`'s first entry (lowest stage) in an index file of version 2 or
+    3 whose entries start at `starts` (the last item: where they end), or None."""
     low, high = 0, len(starts) - 1
     end = starts[-1]
     while low < high:
@@ -71,9 +90,7 @@ def find(data: Data, name: bytes, starts: Sequence[int]) -> bytes | None:
             high = middle
     if low == len(starts) - 1 or _name(data, starts[low], end) != name:
         return None
-    at = starts[low]
-    flags = data[at + 60] << 8 | data[at + 61]
-    return data[at : at + (_FIXED + 2 if flags & _EXTENDED else _FIXED)]
+    return low
 
 
 def offsets_path(git_dir: Path, trailer: bytes) -> Path:
@@ -177,10 +194,14 @@ def splice(
     changes: Mapping[bytes, bytes | None],
     starts: list[int] | None = None,
     extensions: bytes = b"",
+    leading: Sequence[bytes] = (),
+    leading_count: int | None = None,
 ) -> bytes:
     """The index file `data` (version 2 or 3, its extensions replaced by `extensions`, encoded)
     with each changed path's entries (all stages) replaced by the given encoded entry, or
-    removed (None). `starts`: `_starts(data)`, if known."""
+    removed (None), and the encoded entries `leading` put before them (git's replacements, which
+    a split part lists first; `leading_count` of them if an item holds several, of the
+    version of `data`). `starts`: `_starts(data)`, if known."""
     version = int.from_bytes(data[4:8])
     count = int.from_bytes(data[8:12])
     starts = _starts(data) if starts is None else starts
@@ -200,9 +221,10 @@ def splice(
                 high = middle
         return low
 
-    parts: list[bytes] = []
-    copied, total = 0, count  # entries copied up to; the new count
-    extended = version == 3
+    parts: list[bytes] = list(leading)
+    added = len(leading) if leading_count is None else leading_count
+    copied, total = 0, count + added  # entries copied up to; the new count
+    extended = version == 3 or any(e[60] << 8 & _EXTENDED for e in leading)
     for name in sorted(changes):
         first = last = first_at_or_after(name)
         while last < count and name_at(last) == name:
