@@ -4,6 +4,7 @@ words, the rest unsplit), a record file's id (no pathlib)."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,3 +109,44 @@ def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_ti
         assert stored is not None and stored == catalog.computed_facts()
     finally:
         catalog.close()
+
+
+def test_a_size_cap_between_batches_flushes_every_second_batch(
+    varied: Store,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    applied: list[int] = []
+    real = Catalog.apply
+
+    def counted(self: Catalog, remove: Any, add: Any, meta: Any, first: Any = None) -> None:
+        applied.append(len(add))
+        real(self, remove, add, meta, first)
+
+    monkeypatch.setattr(Catalog, "apply", counted)
+    monkeypatch.setattr(catchup, "_held_chars", lambda record: 1)  # a record's text: 1
+    monkeypatch.setattr(catchup, "_APPLY_RECORDS", 1 << 30)
+    monkeypatch.setattr(catchup, "_APPLY_CHARS", 6)  # a batch and a half (batches of 4)
+    build(varied, monkeypatch, parallel=False)
+    assert [n for n in applied if n] == [8, 8, 8, 6]  # the count starts again at each flush
+
+
+def test_a_built_index_has_the_neighbours_indexes_and_a_writer_makes_lost_ones(
+    varied: Store,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    build(varied, monkeypatch, parallel=False)
+    path = varied.cache_dir / "index" / neighbours.FILE
+
+    def indexes() -> set[str]:
+        db = sqlite3.connect(path)
+        try:
+            return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        finally:
+            db.close()
+
+    assert {"facts_in_order", "links_to"} <= indexes()
+    db = sqlite3.connect(path)
+    db.executescript("DROP INDEX facts_in_order; DROP INDEX links_to;")
+    db.close()
+    neighbours.Neighbours(path).close()  # a catch-up's open
+    assert {"facts_in_order", "links_to"} <= indexes()

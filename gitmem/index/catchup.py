@@ -230,11 +230,13 @@ class CatchUp:
 
 
 class _Held:
-    """A full build's catalog entries, applied `_APPLY_RECORDS` at a time (or once their bodies
-    hold `_APPLY_CHARS`) rather than a batch at a time: each apply is a transaction that
-    also rewrites the row facts of every row so far (gitmem.index.rowfacts), so a build of n
-    records in batches cost n²/(2 × batch) row facts written; in tenfold groups, a tenth of
-    that. Keys stay each batch's own (`reserve_keys`, consecutive in a new catalog)."""
+    """A full build's catalog entries, applied `_APPLY_RECORDS` at a time (or once the records
+    held carry `_APPLY_CHARS` characters of text) rather than a batch at a time: each apply is
+    a transaction that checks every chunk of the row facts and rewrites those it appends to
+    (gitmem.index.factstore); before the facts were chunked it rewrote them all, n²/(2 ×
+    batch) rows for a build of n, which is what grouping was measured against (benchmarks.md,
+    "Session 14: the rebuild's serial part"). Keys stay each batch's own (`reserve_keys`,
+    consecutive in a new catalog)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self._catalog = catalog
@@ -248,7 +250,7 @@ class _Held:
         if not self._entries:
             self._first = first
         self._entries.extend(entries)
-        self._chars += sum(len(record.body) for record, _, _, _ in entries)
+        self._chars += sum(_held_chars(record) for record, _, _, _ in entries)
         if len(self._entries) >= _APPLY_RECORDS or self._chars >= _APPLY_CHARS:
             self.flush()
 
@@ -256,6 +258,13 @@ class _Held:
         if self._entries:
             self._catalog.apply((), self._entries, {}, self._first)
         self._entries, self._chars = [], 0
+
+
+def _held_chars(record: Record) -> int:
+    """The text a held record keeps: body, title, abstract and the other fields' values (a
+    character is 1-4 bytes in memory; the cap is a bound on the order of memory, not exact)."""
+    fields = sum(len(str(value)) for _, value in record.fields)
+    return len(record.body) + len(record.title) + len(record.abstract) + fields
 
 
 def compact(root: Path, catalog: Catalog, old: Any) -> None:

@@ -74,8 +74,10 @@ class Neighbours:
         if create:
             self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while a catch-up writes
             self._db.executescript(_TABLES)
-            if indexed:
-                self.index()
+        if (create and indexed) or not (create or readonly):
+            # A writer's open makes them if a build left them unmade (a no-op otherwise):
+            # without them each catch-up's window query scans the table (~0.2 s an id at 300k).
+            self.index()
 
     def close(self) -> None:
         self._db.close()
@@ -89,14 +91,15 @@ class Neighbours:
 
     def put(self, records: Iterable[Record], *, new: bool = False) -> None:
         """Add (or replace) `records`; those not active are dropped instead. `new`: none of
-        them is here yet (a full build's, each id once), so there is nothing to drop first (an id
-        there after all keeps the last facts given, as without `new`, not a failed build)."""
+        them is here yet (a full build's, each id once), so there is nothing to drop first; an id
+        there after all fails the build (sqlite3.IntegrityError), as the catalog would."""
         records = list(records)
         if not new:
             self.drop([r.id for r in records])
         active = [r for r in records if r.status != _SUPERSEDED]
+        insert = "INSERT" if new else "INSERT OR REPLACE"
         self._db.executemany(
-            "INSERT OR REPLACE INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
+            f"{insert} INTO facts (id, source, created, lead) VALUES (?, ?, ?, ?)",
             [(r.id, r.source, int(r.created.timestamp()), lead(r)) for r in active],
         )
         self._db.executemany(
