@@ -79,12 +79,8 @@ def test_a_record_file_id_is_its_path_stem(path: str) -> None:
     assert catchup._stem(path) == Path(path).stem
 
 
-@pytest.mark.parametrize("group", [(4, 1 << 30), (12, 1 << 30), (1 << 30, 1)])
-def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_time(
-    varied: Store,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-    group: tuple[int, int],
-) -> None:
+def _count_applies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of entries of each Catalog.apply from now on."""
     applied: list[int] = []
     real = Catalog.apply
 
@@ -93,6 +89,16 @@ def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_ti
         real(self, remove, add, meta, first)
 
     monkeypatch.setattr(Catalog, "apply", counted)
+    return applied
+
+
+@pytest.mark.parametrize("group", [(4, 1 << 30), (12, 1 << 30), (1 << 30, 1)])
+def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_time(
+    varied: Store,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    group: tuple[int, int],
+) -> None:
+    applied = _count_applies(monkeypatch)
     monkeypatch.setattr(catchup, "_APPLY_RECORDS", 4)  # with _BATCH 4: each batch alone
     one_by_one = build(varied, monkeypatch, parallel=False)
     assert [n for n in applied if n] == [4] * 7 + [2]
@@ -115,14 +121,7 @@ def test_a_size_cap_between_batches_flushes_every_second_batch(
     varied: Store,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    applied: list[int] = []
-    real = Catalog.apply
-
-    def counted(self: Catalog, remove: Any, add: Any, meta: Any, first: Any = None) -> None:
-        applied.append(len(add))
-        real(self, remove, add, meta, first)
-
-    monkeypatch.setattr(Catalog, "apply", counted)
+    applied = _count_applies(monkeypatch)
     monkeypatch.setattr(catchup, "_held_chars", lambda record: 1)  # a record's text: 1
     monkeypatch.setattr(catchup, "_APPLY_RECORDS", 1 << 30)
     monkeypatch.setattr(catchup, "_APPLY_CHARS", 6)  # a batch and a half (batches of 4)
