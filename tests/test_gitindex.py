@@ -446,12 +446,45 @@ def test_a_lookup_in_a_missing_or_empty_shared_index_names_the_way_out(
         gitindex.staged_id(tmp_path / ".git", "a.md")
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbled"])
+@pytest.mark.parametrize("change", [{"e.md": b"v"}, {"a.md": b"x2"}, {"a.md": None}])
+def test_a_write_over_a_damaged_shared_index_names_it_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+    change: dict[str, bytes | None],
+) -> None:
+    """A new path, a change and a deletion, each over a shared index cut short or garbled
+    past its header (its sidecar of entry starts gone): a clear error, not a traceback."""
+    monkeypatch.setattr(gitindex, "FOLD_AT", 1)
+    git(tmp_path, "init", "-q")
+    gitmem_writes(tmp_path, {f"{n}.md": n.encode() for n in "abcdfgh"})
+    time.sleep(1.1)  # no longer racily clean: the next fold but one moves them
+    gitmem_writes(tmp_path, {"c1.md": b"z"})
+    gitmem_writes(tmp_path, {"d1.md": b"w"})
+    named = gitindex.read(tmp_path / ".git" / "index")
+    assert named is not None and named.base is not None
+    shared = tmp_path / ".git" / f"sharedindex.{named.base.hex()}"
+    for sidecar in (tmp_path / ".git").glob("gitmem-offsets.*"):
+        sidecar.unlink()
+    data = shared.read_bytes()
+    if damage == "truncated":
+        shared.write_bytes(data[: len(data) // 2])
+    else:  # the header and the trailer kept, the entries' path lengths broken
+        shared.write_bytes(data[:12] + b"\xff" * (len(data) - 32) + data[-20:])
+    index_before = (tmp_path / ".git" / "index").read_bytes()
+    with pytest.raises(gitindex.IndexUnreadable, match="git"):
+        gitmem_writes(tmp_path, change)
+    assert (tmp_path / ".git" / "index").read_bytes() == index_before
+
+
 def test_an_edit_in_the_second_of_gits_replacement_of_a_shared_entry_is_seen(
     tmp_path: Path,
 ) -> None:
     """`git add` of a file in the shared index, then an in-place edit in that second: git
     writes the entry as a replacement (its path left empty, a replace bitmap), racily clean;
-    the next write folds the bitmaps away and must check it under its name, and hold it."""
+    the next write keeps git's replacement (splitpart.within), checks it under its name and
+    holds it, so the edit is still seen."""
 
     def migrated(root: Path) -> None:
         gitmem_writes(root, {"a.md": b"a", "b.md": b"b"})

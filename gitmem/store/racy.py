@@ -102,14 +102,19 @@ def racy_shared(git_dir: Path, base: bytes, since: int) -> dict[int, Entry]:
                     for i, e in entries
                     if not e.stage and STAT.unpack_from(e.fixed)[2] >= since
                 }
+            if data[-20:] != base:
+                return {}  # not the file it is named for: the fold's checksum names it
             key = since.to_bytes(4, "big")
-            with sharedindex.starts_of(git_dir, data) as starts:
-                found = [i for i, at in enumerate(starts[:-1]) if data[at + 8 : at + 12] >= key]
-                named = {
-                    i: Entry(sharedindex.name_at(data, starts, i), fixed_at(data, starts[i]))
-                    for i in found
-                }
-                return {i: e for i, e in named.items() if not e.stage}
+            try:
+                with sharedindex.starts_of(git_dir, data) as starts:
+                    found = [i for i, at in enumerate(starts[:-1]) if data[at + 8 : at + 12] >= key]
+                    named = {
+                        i: Entry(sharedindex.name_at(data, starts, i), fixed_at(data, starts[i]))
+                        for i in found
+                    }
+            except (IndexError, ValueError):
+                return {}  # garbled past its header: likewise
+            return {i: e for i, e in named.items() if not e.stage}
 
 
 def _older(git_dir: Path, base: bytes, since: int) -> bool:

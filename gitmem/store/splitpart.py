@@ -24,7 +24,7 @@ import mmap
 import os
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from itertools import pairwise
 from pathlib import Path
 
@@ -146,7 +146,8 @@ def _conflicted(data: mmap.mmap, starts: Sequence[int], pos: int) -> bool:
 @contextmanager
 def _shared(git_dir: Path, base: bytes) -> Iterator[tuple[mmap.mmap, Sequence[int]] | None]:
     """The shared index `base`, mapped, and its entry starts; None if it is missing, cut
-    short or not of version 2 or 3 (the fold parses it whole, and names what is wrong)."""
+    short, not the file `base` names (its trailer, as git checks), not of version 2 or 3, or
+    its entries cannot be walked (the fold parses it whole, and names what is wrong)."""
     try:
         f = open(git_dir / f"sharedindex.{base.hex()}", "rb")  # noqa: SIM115 (closed below)
     except FileNotFoundError:
@@ -157,10 +158,15 @@ def _shared(git_dir: Path, base: bytes) -> Iterator[tuple[mmap.mmap, Sequence[in
             yield None
             return
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+            if data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3") or data[-20:] != base:
                 yield None
                 return
-            with sharedindex.starts_of(git_dir, data) as shared_starts:
+            with ExitStack() as stack:
+                try:
+                    shared_starts = stack.enter_context(sharedindex.starts_of(git_dir, data))
+                except (IndexError, ValueError):  # garbled past its header
+                    yield None
+                    return
                 yield data, shared_starts
 
 
