@@ -207,11 +207,12 @@ class GraphRanking:
             return []
         ask = max(2 * k, k + 64)
         while True:
-            found: Any = self._graph.search(self._q, ask).astype(np.int64)
-            exact = found.size < min(ask, self._graph.size)
+            found: Any = self._graph.search(self._q, ask)  # None: the graph failed (ann.Graph)
+            exact = found is None or found.size < min(ask, self._graph.size)
             if exact:  # rows the graph cannot reach from its entry: rank every row
                 rows = np.arange(self._matrix.shape[0], dtype=np.int64)
             else:
+                found = found.astype(np.int64)
                 found = found[found < self._covered]  # a newer graph than this mapping
                 rows = _distinct(np.concatenate([found, self._tail]))
             if isinstance(self._hide, np.ndarray):
