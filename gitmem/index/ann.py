@@ -151,13 +151,19 @@ class Graph:
         """Row numbers of (about) the `k` nearest rows to `query`, an array of uint64: fewer
         than `k` only when the graph holds fewer rows, or when some of its rows cannot be
         reached from its entry (a graph built on several threads may leave a few unlinked;
-        GraphRanking then ranks exactly)."""
+        GraphRanking then ranks exactly); None when usearch's compiled calls failed."""
         want = max(k, 1)
         # As usearch.index.Index.search does for one query (its dtype taken from the array).
-        keys, _, counts, _, _ = self._index.search_many(
-            query.reshape(1, -1), count=want, exact=False, threads=1, dtype=self._any_dtype
-        )
-        return keys[0][: counts[0]]
+        # These are usearch's compiled internals, not its documented API: a version that
+        # changed them raises here (of any kind), and None makes GraphRanking rank every row
+        # exactly, as for rows the graph cannot reach.
+        try:
+            keys, _, counts, _, _ = self._index.search_many(
+                query.reshape(1, -1), count=want, exact=False, threads=1, dtype=self._any_dtype
+            )
+            return keys[0][: counts[0]]
+        except Exception:  # any change of the internals: rank exactly
+            return None
 
 
 def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
@@ -178,8 +184,11 @@ def open_graph(root: Path, vectors_name: str, dim: int) -> Graph | None:
     index = _view(path, dim)
     if index is None:
         return None
-    index.expansion_search = search_width(len(index))
-    return Graph(index, described)
+    try:  # usearch's compiled internals (see Graph.search): ranked exactly if they changed
+        index.expansion_search = search_width(len(index))
+        return Graph(index, described)
+    except Exception:  # as Graph.search
+        return None
 
 
 def _view(path: Path, dim: int) -> Any:
@@ -197,7 +206,7 @@ def _view(path: Path, dim: int) -> Any:
             enable_key_lookups=False,
         )
         index.view_index_from_path(str(path))
-    except (ImportError, OSError, RuntimeError, ValueError, KeyError, TypeError):
+    except Exception:  # unreadable, or internals a newer usearch changed
         return None
     return index
 

@@ -8,6 +8,10 @@ file through the package's spec (the package is not imported), loads the shared 
 links against with their symbols global first (as that `__init__` does for NumKong), and
 registers the module under its full name, where a later ordinary import of the package finds
 it. gitmem.index.ann is the caller and keeps the ordinary import for when this answers None.
+The module is never bound as an attribute of its package, not even once the package is
+imported later (Python binds a submodule onto its package only when it loads it, and this one is
+in sys.modules by then): `from usearch.compiled import X`, `import usearch.compiled as c` and
+sys.modules find it; `usearch.compiled` as an attribute of an imported `usearch` does not.
 """
 
 from __future__ import annotations

@@ -110,12 +110,31 @@ class SemanticHalf:
             found = self.without_numpy(query, n, flt)
             if found is not None:
                 return found
-        from gitmem.index.vectors import Ranking, query_row
+        from gitmem.index.vectors import query_row
+
+        q = query_row(self._model.encode_query(query))
+        # Rows are looked up in the catalog by number (its owners, the subset of a narrow
+        # filter) after the graph proposed them from the mapped file; another process's
+        # compaction renumbers the rows into a new file in one transaction, and a look-up after
+        # it would give other records' rows. Whether one came between, the catalog's name of
+        # the vector file says, read after the last look-up: then ranked again, in the new
+        # file, once; a second one in between answers nothing, as a swapped build does.
+        for _ in range(2):
+            found = self._ranked(q, n, flt, without_numpy=without_numpy)
+            if found is None or (self._catalog.meta("vectors") or VECTORS) == self._matrix_name:
+                return found or []
+        return []
+
+    def _ranked(
+        self, q: Any, n: int, flt: Filter, *, without_numpy: bool
+    ) -> list[tuple[str, float]] | None:
+        """`search`'s ranking in the mapped file; None when the index was rebuilt under this
+        reader (see _vector_matrix)."""
+        from gitmem.index.vectors import Ranking
 
         matrix = self._vector_matrix()
-        if matrix is None:  # the index was rebuilt under this reader (see _vector_matrix)
-            return []
-        q = query_row(self._model.encode_query(query))
+        if matrix is None:
+            return None
         allowed = self._allowed(flt)
         graph = self._graph() if flt.status_only else None
         if graph is not None:  # a large index (gitmem.index.ann)
@@ -126,7 +145,7 @@ class SemanticHalf:
             # a query against ~2-5 for the catalog's). The same facts either way.
             rows = None if without_numpy else self._row_arrays()
             if rows is None:
-                rows = hide = _AskedRows(self._owners, self._entries, flt, self._row_arrays)
+                rows = hide = _AskedRows(self._owners, self._entries, flt)
             else:
                 hide = rows.dead if flt.include_superseded else rows.hidden
             return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
@@ -199,7 +218,7 @@ class SemanticHalf:
             for (row, score), key in zip(pairs, keys, strict=True):
                 if cut is not None and score < cut:
                     break
-                if key not in best:
+                if key is not None and key not in best:  # None: a row found dead (_AskedRows)
                     best[key] = (score, row)
                     if len(best) == n:
                         cut = score
@@ -315,9 +334,6 @@ class SemanticHalf:
         return self._matrix
 
 
-_ASK_ALL = 65_536  # rows past which _AskedRows reads the stored facts whole
-
-
 class _AskedRows:
     """The row facts of the rows a vector graph proposes, asked of the catalog for those rows
     alone, as RowArrays gives them for every row: read whole, the stored facts are ~70 MB of
@@ -325,18 +341,17 @@ class _AskedRows:
     (docs/benchmarks.md, "Session 14: `gitmem recall` at a million, whole process"). The same
     facts: the stored ones are written from these tables (Catalog.computed_facts): a row no
     record owns is dead, a superseded record's rows hidden unless asked for. Indexed by rows,
-    it says which of them a recall leaves out (GraphRanking's `hide`); the record's id is its
-    key. Rows the graph cannot reach make GraphRanking rank every row: then the stored facts
-    (`stored`: RowArrays, or None) say which to leave out, read whole as before."""
+    it says which of them a recall leaves out (GraphRanking's `hide`, which asks about the
+    best rows only, in score order, even when it ranks every row); the record's id is its key,
+    None for a dead row."""
 
     def __init__(
         self,
         owners: Callable[[list[int]], dict[int, str]],
         entries: Callable[[Sequence[str]], dict[str, Entry]],
         flt: Filter,
-        stored: Callable[[], Any],
     ) -> None:
-        self._owners, self._entries, self._stored = owners, entries, stored
+        self._owners, self._entries = owners, entries
         self._include_superseded = flt.include_superseded
         self._known: dict[int, Entry | None] = {}  # row: its record's entry (None: dead)
 
@@ -351,10 +366,6 @@ class _AskedRows:
         return [self._known[row] for row in rows]
 
     def __getitem__(self, rows: Any) -> Any:
-        if len(rows) > _ASK_ALL:  # every row (see above): the stored facts, when they cover it
-            stored = self._stored()
-            if stored is not None:
-                return (stored.dead if self._include_superseded else stored.hidden)[rows]
         return [
             entry is None or (entry.status == SUPERSEDED and not self._include_superseded)
             for entry in self._ask(rows.tolist())
@@ -362,7 +373,7 @@ class _AskedRows:
 
     def take(self, part: str, rows: list[int]) -> list[Any]:
         field = "id" if part == "key" else part  # "key", "updated" or "weight"
-        return [getattr(entry, field) for entry in self._ask(rows)]
+        return [None if entry is None else getattr(entry, field) for entry in self._ask(rows)]
 
     def ids_of(self, rows: list[int]) -> list[str]:
         return self.take("key", rows)

@@ -191,7 +191,10 @@ class GraphRanking:
     proposes, and every row appended since the graph was saved, scored exactly (their cosines
     are the vector file's, as Ranking's), never those `hide` marks. Approximate in which rows
     it finds (recall@10 against exact: docs/benchmarks.md, "A million records"), not in their
-    scores."""
+    scores. `hide` is a boolean array over the rows, or what asks the catalog about the rows
+    it is indexed with (gitmem.index.semantic): that is asked only about the best rows, in
+    score order, until `k` are shown (the rows appended since the graph, up to LAZY_ROWS and
+    more while the builder runs, cost ~10 us each to ask about)."""
 
     def __init__(self, matrix: Matrix, query: Matrix, graph: Any, hide: Any) -> None:
         self._matrix, self._graph, self._hide = matrix, graph, hide
@@ -204,28 +207,53 @@ class GraphRanking:
             return []
         ask = max(2 * k, k + 64)
         while True:
-            found: Any = self._graph.search(self._q, ask).astype(np.int64)
-            if found.size < min(ask, self._graph.size):
-                found = None  # rows the graph cannot reach from its entry: rank exactly
-            if found is None:
+            found: Any = self._graph.search(self._q, ask)  # None: the graph failed (ann.Graph)
+            exact = found is None or found.size < min(ask, self._graph.size)
+            if exact:  # rows the graph cannot reach from its entry: rank every row
                 rows = np.arange(self._matrix.shape[0], dtype=np.int64)
             else:
+                found = found.astype(np.int64)
                 found = found[found < self._covered]  # a newer graph than this mapping
                 rows = _distinct(np.concatenate([found, self._tail]))
-            if self._hide is not None:  # an array, or what asks the catalog (semantic.py)
-                rows = rows[~np.asarray(self._hide[rows], dtype=bool)]
-            if found is None or rows.size >= k or ask >= self._graph.size:
+            if isinstance(self._hide, np.ndarray):
+                rows = rows[~self._hide[rows]]
+            # Row by row, not BLAS: a BLAS product may round a row by where it lies among the
+            # others, and the rows gathered here differ between a catch-up and a rebuild.
+            scores = np.einsum("ij,j->i", self._matrix[rows], self._q)
+            order = np.lexsort((rows, -scores))
+            rows, scores = rows[order], scores[order]
+            if self._hide is not None and not isinstance(self._hide, np.ndarray):
+                shown = _shown_in_order(self._hide, rows, scores, k)
+                rows, scores = rows[shown], scores[shown]
+            if exact or rows.size >= k or ask >= self._graph.size:
                 break
             ask *= 4  # the filter hid most of what the graph found
-        if not rows.size:
-            return []
-        # Row by row, not BLAS: a BLAS product may round a row by where it lies among the
-        # others, and the rows gathered here differ between a catch-up and a rebuild.
-        scores = np.einsum("ij,j->i", self._matrix[rows], self._q)
-        order = np.lexsort((rows, -scores))
-        if order.size > k:  # the k best and any that tie with the k-th
-            order = order[scores[order] >= scores[order[k - 1]]]
-        return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
+        if rows.size > k:  # the k best and any that tie with the k-th
+            keep = scores >= scores[k - 1]
+            rows, scores = rows[keep], scores[keep]
+        return list(zip(rows.tolist(), scores.tolist(), strict=True))
+
+
+def _shown_in_order(
+    hide: Any, rows: np.ndarray[Any, Any], scores: Matrix, k: int
+) -> np.ndarray[Any, Any]:
+    """Positions of the rows `hide` does not mark among `rows` (best first, `scores` theirs),
+    `hide` asked in batches down the order until k are shown and the next row scores below
+    the k-th shown: the rows below it need no asking (a tie with the k-th is asked about)."""
+    shown: list[np.ndarray[Any, Any]] = []
+    count, start, batch = 0, 0, max(2 * k, 32)
+    while start < rows.size:
+        end = min(rows.size, start + batch)
+        hidden = np.asarray(hide[rows[start:end]], dtype=bool)
+        visible = start + np.flatnonzero(~hidden)
+        shown.append(visible)
+        count += visible.size
+        start, batch = end, batch * 2
+        if count >= k and start < rows.size:
+            kth = scores[np.concatenate(shown)[k - 1]]
+            if scores[start] < kth:
+                break
+    return np.concatenate(shown) if shown else np.empty(0, dtype=np.int64)
 
 
 def _distinct(rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
