@@ -14,7 +14,7 @@ import pytest
 from test_indexbuild import build, model_dir, varied  # noqa: F401  (fixtures)
 
 from gitmem.api import Store
-from gitmem.index import catchup, neighbours
+from gitmem.index import catchup, neighbours, rowfacts
 from gitmem.index.catalog import Catalog
 from gitmem.index.textdoc import TextDoc, text_fields, with_context
 from gitmem.store.record import Record
@@ -92,15 +92,28 @@ def _count_applies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return applied
 
 
+def _fact_chunks(store: Store) -> dict[str, bytes]:
+    """The stored row facts' chunks ("key.0" ...): what a write rewrote, or left."""
+    db = sqlite3.connect(store.cache_dir / "index" / "catalog.sqlite")
+    try:
+        return {str(part): data for part, data in db.execute("SELECT * FROM row_fact_chunks")}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("chunk_rows", [rowfacts.CHUNK_ROWS, 4])  # 4: applies cross chunks
 @pytest.mark.parametrize("group", [(4, 1 << 30), (12, 1 << 30), (1 << 30, 1)])
 def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_time(
     varied: Store,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
     group: tuple[int, int],
+    chunk_rows: int,
 ) -> None:
+    monkeypatch.setattr(rowfacts, "CHUNK_ROWS", chunk_rows)
     applied = _count_applies(monkeypatch)
     monkeypatch.setattr(catchup, "_APPLY_RECORDS", 4)  # with _BATCH 4: each batch alone
     one_by_one = build(varied, monkeypatch, parallel=False)
+    one_by_one_chunks = _fact_chunks(varied)
     assert [n for n in applied if n] == [4] * 7 + [2]
     applied.clear()
     monkeypatch.setattr(catchup, "_APPLY_RECORDS", group[0])
@@ -112,9 +125,18 @@ def test_catalog_entries_applied_in_groups_make_the_catalog_of_one_batch_at_a_ti
     catalog = Catalog(varied.cache_dir / "index" / "catalog.sqlite")
     try:
         stored = catalog._stored_facts()
-        assert stored is not None and stored == catalog.computed_facts()
+        computed = catalog.computed_facts()
+        assert stored is not None and stored == computed
     finally:
         catalog.close()
+    chunks = _fact_chunks(varied)
+    assert chunks == one_by_one_chunks  # byte for byte, as a write of them whole gives them
+    assert chunks == {
+        rowfacts.chunk_part(name, n): data
+        for n, parts in computed.chunks().items()
+        for name, data in parts.items()
+    }
+    assert len(computed) <= chunk_rows or len(chunks) > len(rowfacts.PART_NAMES)
 
 
 def test_a_size_cap_between_batches_flushes_every_second_batch(

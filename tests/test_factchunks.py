@@ -267,6 +267,18 @@ def test_whole_facts_of_an_older_gitmem_are_read_and_moved_to_chunks_by_the_next
     assert what_an_older_gitmem_reads(old) is None
 
 
+_UNDIGITED = "rtrim(CAST(data AS TEXT), '0123456789')"  # the stamp without its row count
+_LAST = (  # the last chunk's ids
+    "part = (SELECT part FROM row_fact_chunks WHERE part LIKE 'ids.%'"
+    " ORDER BY CAST(substr(part, instr(part, '.') + 1) AS INTEGER) DESC LIMIT 1)"
+)
+# Damage to ids that keeps every length, and the ends' first and last items.
+_NOT_UTF8 = "UPDATE row_fact_chunks SET data = CAST(x'ff' || substr(data, 2) AS BLOB) WHERE "
+_DECREASING = (  # the first end is the last
+    "UPDATE row_fact_chunks SET data = CAST(substr(data, -8) || substr(data, 9) AS BLOB) WHERE "
+)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -278,6 +290,11 @@ def test_whole_facts_of_an_older_gitmem_are_read_and_moved_to_chunks_by_the_next
         "INSERT INTO row_fact_chunks VALUES ('key.99', x'00')",  # a chunk past the end
         "DROP TABLE row_fact_chunks",
         "UPDATE row_facts SET data = CAST('chunks 4 rows 9' AS BLOB) WHERE part = 'stamp'",
+        "UPDATE row_fact_chunks SET data = x'' WHERE part = 'id_ends.1'",  # SQLite's ends: NULL
+        f"UPDATE row_facts SET data = CAST({_UNDIGITED} || '\u00b2' AS BLOB)",  # int() refuses
+        f"UPDATE row_facts SET data = CAST({_UNDIGITED} || hex(zeroblob(2200)) AS BLOB)",  # 4400
+        _NOT_UTF8 + _LAST,  # in the chunk the write rewrites (the last): found when it is read
+        _DECREASING + _LAST.replace("ids", "id_ends"),
     ],
 )
 def test_a_damaged_chunk_the_write_does_not_touch_is_found_and_all_rewritten(
@@ -289,3 +306,29 @@ def test_a_damaged_chunk_the_write_does_not_touch_is_found_and_all_rewritten(
     with sqlite3.connect(catalog_path(chunked)) as db:
         db.execute(damage)
     assert_damage_heals(chunked, tiny_model_dir, before)  # the write's chunk is the last only
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_NOT_UTF8 + "part = 'ids.1'", _DECREASING + "part = 'id_ends.1'"],
+)
+def test_ids_damaged_inside_a_chunk_no_write_reads_are_not_trusted_until_a_rebuild(
+    chunked: Store,
+    tiny_model_dir: Path,  # noqa: F811
+    damage: str,
+) -> None:
+    """Damage inside the ids (_NOT_UTF8, _DECREASING) of a chunk a write does not rewrite:
+    the write's cheap check (factstore.sound) does not see it, so the facts stay not trusted
+    (the answers as before, without them) until a rebuild writes them."""
+    before = answers(chunked)
+    with sqlite3.connect(catalog_path(chunked)) as db:
+        db.execute(damage)
+    other = reopened(chunked.root, tiny_model_dir)
+    assert stored_and_computed(other)[0] is None
+    assert answers(other) == before
+    other.record("fact", "Zebras graze on the savanna.", title="Zebra stripes")
+    assert other.recall("zebra savanna", limit=1).hits[0].title == "Zebra stripes"
+    assert stored_and_computed(other)[0] is None  # chunk 1 untouched, still damaged
+    other.rebuild()
+    stored, computed = stored_and_computed(other)
+    assert stored is not None and stored == computed

@@ -5,6 +5,7 @@ them must answer exactly as one without."""
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,7 @@ def test_a_catalog_without_row_facts_answers_alike_and_gains_them_at_its_next_up
     path = edited.cache_dir / "index" / "catalog.sqlite"
     with sqlite3.connect(path) as db:  # as an index written by a gitmem before row facts
         db.execute("DROP TABLE row_facts")
+        db.execute("DROP TABLE row_fact_chunks")
     old = reopened(edited.root, tiny_model_dir)
     assert answers(old) == before
     assert stored_and_computed(old)[0] is None
@@ -152,7 +154,17 @@ def test_a_catalog_without_row_facts_answers_alike_and_gains_them_at_its_next_up
 
 @pytest.mark.parametrize(
     "damage",
-    ["short-part", "missing-part", "ragged", "text", "no-ids", "short-ids", "ids-past-text"],
+    [
+        "short-part",
+        "missing-part",
+        "ragged",
+        "text",
+        "no-ids",
+        "short-ids",
+        "ids-past-text",
+        "ends-decrease",
+        "not-utf8",
+    ],
 )
 def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
     edited: Store,
@@ -181,6 +193,16 @@ def test_damaged_row_facts_are_not_trusted_and_are_rewritten(
         elif damage == "short-ids":
             db.execute(
                 "UPDATE row_fact_chunks SET data = substr(data, 1, 3) WHERE part LIKE 'ids%'"
+            )
+        elif damage == "ends-decrease":  # the first end is the last: the first and last agree
+            db.execute(
+                "UPDATE row_fact_chunks SET data = CAST(substr(data, -8) || substr(data, 9)"
+                " AS BLOB) WHERE part LIKE 'id_ends%'"
+            )
+        elif damage == "not-utf8":  # every length right, the first id's first byte not UTF-8
+            db.execute(
+                "UPDATE row_fact_chunks SET data = CAST(x'ff' || substr(data, 2) AS BLOB)"
+                " WHERE part LIKE 'ids%'"
             )
         else:  # the ends point past the text
             db.execute(
@@ -211,6 +233,24 @@ def test_row_facts_keep_each_rows_id_through_their_bytes() -> None:
     moved = RowFacts.from_bytes(facts.renumbered({2: 0, 0: 1}).to_bytes())
     assert moved is not None and moved.ids() == ["caf\u00e9-1", "a"]
     assert list(moved.parts["key"]) == [7, 5]
+
+
+@pytest.mark.parametrize(
+    "ids, ends",
+    [
+        (b"ab", [2, 1, 2]),  # an end before the one before it
+        (b"\xff", [1]),  # not UTF-8
+        ("\u00e9".encode(), [1, 2]),  # UTF-8 cut inside a character
+    ],
+)
+def test_ids_whose_ends_decrease_or_that_are_not_utf8_are_not_row_facts(
+    ids: bytes, ends: list[int]
+) -> None:
+    facts = RowFacts()
+    for row in range(len(ends)):
+        facts.put(row, row, 0, 1.0, False, "x")
+    parts = facts.to_bytes() | {"ids": ids, "id_ends": array("q", ends).tobytes()}
+    assert RowFacts.from_bytes(parts) is None
 
 
 def write_as_an_older_gitmem(store: Store, sql: list[str]) -> None:

@@ -224,8 +224,8 @@ class Catalog:
             rows = factstore.chunked_rows(self._db, self._stamp())
             if rows is not None and rows >= self.next_row() and factstore.sound(self._db, rows):
                 return FactChunks(rows, lambda n: self._chunk_facts(n, rows))
-        except sqlite3.OperationalError:  # no such table: a catalog before row facts
-            pass
+        except (sqlite3.OperationalError, ValueError, TypeError):  # no such table (a catalog
+            pass  # before row facts), or damage the checks missed: all from the tables
         stored = self._stored_facts()
         if stored is None or len(stored) < self.next_row():
             return self.computed_facts()
@@ -254,8 +254,8 @@ class Catalog:
     def _stored_facts(self) -> RowFacts | None:
         try:
             return factstore.read(self._db, self._stamp())
-        except sqlite3.OperationalError:  # no such table (an older gitmem), or text not UTF-8
-            return None
+        except (sqlite3.OperationalError, ValueError, TypeError):  # no such table (an older
+            return None  # gitmem), text not UTF-8, or damage the checks missed: not trusted
         except sqlite3.DatabaseError as exc:
             raise CatalogCorrupt(str(exc)) from exc
 

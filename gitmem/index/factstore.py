@@ -46,7 +46,7 @@ def _form(stamp: bytes, catalogs: str) -> int | None:
     rows = written.removeprefix(_CHUNKED.format(size=rowfacts.CHUNK_ROWS, rows=""))
     if (
         mine != catalogs
-        or not rows.isdigit()
+        or not (rows.isascii() and rows.isdigit() and len(rows) <= 18)  # int() takes them
         or written != _CHUNKED.format(size=rowfacts.CHUNK_ROWS, rows=rows)
     ):
         return None
@@ -87,6 +87,8 @@ def sound(db: Any, rows: int) -> bool:
         " WHERE part > 'id_ends.' AND part < 'id_ends/'"
     )
     for part, first, last in db.execute(edges):
+        if not isinstance(first, bytes) or not isinstance(last, bytes):  # an empty blob's: NULL
+            return False
         ends[str(part)] = (_item(first), _item(last))
     if len(found) != _chunk_count(rows) * len(PART_NAMES):
         return False
