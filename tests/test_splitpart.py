@@ -103,13 +103,7 @@ def from_older_code(root: Path) -> None:
     name, no marker; the next write folds it once."""
     folded(root)
     (root / ".git" / splitpart.REPLACES).unlink()
-    index = gitindex.read(root / ".git" / "index")
-    assert index is not None and index.base is not None
-    (root / OLD[2]).write_bytes(b"amended")
-    subprocess.run(["git", "hash-object", "-w", OLD[2]], cwd=root, check=True, stdout=-3)
-    shadow = entry_for(OLD[2], blob_id(b"amended"), (root / OLD[2]).lstat())
-    entries = with_entries(list(index.entries), [shadow])
-    (root / ".git" / "index").write_bytes(encode(entries, index.base + NO_BITMAPS))
+    shadow_by_name(root, OLD[2], b"amended")
     committed(root)
     gitmem_writes(root, {"new/one.md": b"one"})
 
@@ -133,6 +127,18 @@ def git_checked(root: Path, *args: str) -> None:
         command = [VALGRIND, "-q", "--error-exitcode=99", *command]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True)
     assert done.returncode == 0 and "Invalid read" not in done.stderr, done.stderr[-2000:]
+
+
+def shadow_by_name(root: Path, path: str, content: bytes) -> None:
+    """`path`, a path of the shared index, written with `content` and staged as an entry of
+    its name in the split part, no bitmaps: the form gitmem wrote before session 14."""
+    index = gitindex.read(root / ".git" / "index")
+    assert index is not None and index.base is not None
+    (root / path).write_bytes(content)
+    subprocess.run(["git", "hash-object", "-w", path], cwd=root, check=True, stdout=-3)
+    shadow = entry_for(path, blob_id(content), (root / path).lstat())
+    entries = with_entries(list(index.entries), [shadow])
+    (root / ".git" / "index").write_bytes(encode(entries, index.base + NO_BITMAPS))
 
 
 @pytest.mark.slow
@@ -191,13 +197,7 @@ def test_a_name_an_older_gitmem_left_beside_the_marker_goes_with_the_next_change
     though the marker is there; gitmem's next change of that path writes the replacement and
     drops the named entry, which git would otherwise read over it."""
     folded(tmp_path)
-    index = gitindex.read(tmp_path / ".git" / "index")
-    assert index is not None and index.base is not None
-    (tmp_path / OLD[4]).write_bytes(b"older gitmem")
-    subprocess.run(["git", "hash-object", "-w", OLD[4]], cwd=tmp_path, check=True, stdout=-3)
-    shadow = entry_for(OLD[4], blob_id(b"older gitmem"), (tmp_path / OLD[4]).lstat())
-    entries = with_entries(list(index.entries), [shadow])
-    (tmp_path / ".git" / "index").write_bytes(encode(entries, index.base + NO_BITMAPS))
+    shadow_by_name(tmp_path, OLD[4], b"older gitmem")
     gitmem_writes(tmp_path, {OLD[4]: b"this gitmem"})
     assert_no_shadowing(tmp_path)
     assert gitindex.staged_id(tmp_path / ".git", OLD[4]) == blob_id(b"this gitmem")
