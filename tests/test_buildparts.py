@@ -171,3 +171,12 @@ def test_a_built_index_has_the_neighbours_indexes_and_a_writer_makes_lost_ones(
     db.close()
     neighbours.Neighbours(path).close()  # a catch-up's open
     assert {"facts_in_order", "links_to"} <= indexes()
+
+
+def test_a_held_records_text_counts_every_field() -> None:
+    plain = record("body text", abstract="an abstract")
+    fielded = replace(plain, fields=(("owner", "payments team"), ("refs", ("PAY-1", "PAY-2"))))
+    assert catchup._held_chars(plain) == len("body text") + len(plain.title) + len("an abstract")
+    assert catchup._held_chars(fielded) == catchup._held_chars(plain) + len("payments team") + len(
+        str(("PAY-1", "PAY-2"))
+    )

@@ -478,6 +478,44 @@ def test_a_write_over_a_damaged_shared_index_names_it_and_writes_nothing(
     assert (tmp_path / ".git" / "index").read_bytes() == index_before
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbled"])
+def test_a_lookup_through_a_split_part_without_bitmaps_names_a_damaged_shared_index(
+    tmp_path: Path, damage: str
+) -> None:
+    """A split part with empty bitmaps (as git's read-tree writes it) looks a path up in the
+    shared index by name (every write's dirty check does): damage there is named too."""
+    from gitmem.store import splitpart
+    from gitmem.store.indexfile import link
+
+    git(tmp_path, "init", "-q")
+    (tmp_path / "d").mkdir()
+    for n in range(8):
+        (tmp_path / "d" / f"f{n}").write_bytes(f"{n}".encode())
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "files")
+    git(tmp_path, "update-index", "--split-index")  # its 8 entries, each a replacement
+    git_dir = tmp_path / ".git"
+    raw = (git_dir / "index").read_bytes()
+    starts, linked = sharedindex.layout(raw)
+    base = linked[:20]
+    rest, rest_starts = splitpart.after_replacements(raw, starts, 8)
+    ext = link(base, [])  # no bitmaps: every entry read from the shared index
+    ext = b"link" + len(ext).to_bytes(4, "big") + ext
+    (git_dir / "index").write_bytes(sharedindex.splice(rest, {}, rest_starts, ext))
+    assert gitindex.staged_id(git_dir, "d/f1") is not None
+    shared = git_dir / f"sharedindex.{base.hex()}"
+    for sidecar in git_dir.glob("gitmem-offsets.*"):
+        sidecar.unlink()
+    data = shared.read_bytes()
+    shared.chmod(0o644)
+    if damage == "truncated":
+        shared.write_bytes(data[: len(data) // 2])
+    else:  # the header and the trailer kept, the entries' path lengths broken
+        shared.write_bytes(data[:12] + b"\xff" * (len(data) - 32) + data[-20:])
+    with pytest.raises(gitindex.IndexUnreadable, match=r"damaged.*git read-tree HEAD"):
+        gitindex.staged_id(git_dir, "d/f1")
+
+
 def test_an_edit_in_the_second_of_gits_replacement_of_a_shared_entry_is_seen(
     tmp_path: Path,
 ) -> None:

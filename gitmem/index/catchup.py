@@ -35,7 +35,7 @@ _Progress = Callable[[int, int], None]  # gitmem.index.index.Progress
 RECORDS_DIR = "records"  # gitmem.store.reader's (a test holds them together), without importing it
 _BATCH = 2000
 _APPLY_RECORDS = 10 * _BATCH  # a full build's catalog entries applied in groups (_Held)
-_APPLY_CHARS = 32 << 20  # ... or once the records held have this much body text
+_APPLY_CHARS = 32 << 20  # ... or once the records held carry this much text (_held_chars)
 
 
 class CatchUp:

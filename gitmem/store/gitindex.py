@@ -391,9 +391,14 @@ def _find_shared(git_dir: Path, index: IndexFile, name: bytes) -> Entry | None:
         f.close()
         raise _unreadable_shared(path, "empty or cut short")
     with f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[-20:] != (index.base or NULL):  # as git checks: not the file it is named for
+            raise _unreadable_shared(path, "damaged (its checksum is not its name)")
         if data[4:8] == (4).to_bytes(4, "big"):
             found = [e for e in parse(bytes(data), path).entries if e.path == name]
             return found[0] if found else None
-        with sharedindex.starts_of(git_dir, data) as starts:
-            fixed = sharedindex.find(data, name, starts)
+        try:
+            with sharedindex.starts_of(git_dir, data) as starts:
+                fixed = sharedindex.find(data, name, starts)
+        except (IndexError, ValueError):
+            raise _unreadable_shared(path, "damaged (its entries cannot be read)") from None
     return None if fixed is None else Entry(name, fixed)
