@@ -89,8 +89,11 @@ def built(config: str, matrix: Any, rows: int, out: Path, threads: int, reuse: b
 
 
 def rescored(matrix: Any, q: Any, keys: Any) -> list[int]:
-    """The product's answer from the graph's candidates (GraphRanking.top, no dead rows)."""
+    """The product's answer from the graph's candidates (GraphRanking.top, no dead rows).
+    Rows past the first ROWS (a reused graph saved over a longer vector file) are dropped:
+    the truth does not hold them."""
     rows = np.unique(keys.astype(np.int64))
+    rows = rows[rows < len(matrix)]
     scores = np.einsum("ij,j->i", matrix[rows], q)
     order = np.lexsort((rows, -scores))
     return rows[order[:K]].tolist()
