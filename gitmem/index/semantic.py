@@ -27,6 +27,9 @@ __all__ = ["SemanticHalf", "cached"]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+# Vector file names a reader tries in one mapping: each one more means another process
+# compacted in the few milliseconds between reading the name and mapping the file.
+_RENAMES = 3
 
 
 class SemanticHalf:
@@ -294,16 +297,34 @@ class SemanticHalf:
     def _rows_held(self, held: int, named: int, name: str) -> int:
         """The rows to rank: the file may hold more than the catalog names (an update appends
         before its catalog commit), never fewer, unless another process's rebuild swapped in
-        a shorter file (`_vector_matrix` then answers without it): a truncated file is
-        damage, rebuilt by the index's caller."""
+        a shorter file or its compaction renamed it (`_vector_matrix` then answers without
+        it, or from the new file): a truncated file is damage, rebuilt by the index's caller."""
         if held < named and self._same_build():
             raise IndexDamaged(f"{name} holds {held} vector rows, the catalog {named}")
         return min(held, named)
 
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file; None when
-        the file in place is no longer the build this reader's catalog describes."""
-        vectors = self._vectors()
+        the file in place is no longer the build this reader's catalog describes, or when
+        other processes' compactions renamed it every time it was looked for.
+
+        A compaction writes a new file, names it in the catalog and removes the old one: a
+        reader that read the old name just before finds that file gone (0 rows against the
+        catalog's count, or an OSError if it goes between the stat and the map). So before a
+        missing or short file is called damage (a whole rebuild: ~10 minutes at 1M), the
+        catalog's name is read again: a new name is mapped instead; only a name that stays
+        and is still wrong is damage."""
+        for _ in range(_RENAMES):
+            vectors = self._vectors()
+            try:
+                return self._mapped(vectors)
+            except (IndexDamaged, ValueError, OSError):
+                if (self._catalog.meta("vectors") or VECTORS) == vectors.path.name:
+                    raise
+        return None
+
+    def _mapped(self, vectors: Any) -> Any:
+        """`_vector_matrix` of the file `vectors` (the one the catalog named)."""
         rows = self._rows_held(vectors.rows(), self._catalog.next_row(), vectors.path.name)
         try:
             stat = vectors.path.stat()
