@@ -313,7 +313,7 @@ class SemanticHalf:
         A compaction writes a new file, names it in the catalog and removes the old one: a
         reader that read the old name just before finds that file gone (0 rows against the
         catalog's count, or an OSError if it goes between the stat and the map). So before a
-        missing or short file is called damage (a whole rebuild: ~10 minutes at 1M), the
+        missing or short file is called damage (a whole rebuild: minutes at 1M), the
         catalog's name is read again: a new name is mapped instead; only a name that stays
         and is still wrong is damage."""
         for _ in range(_RENAMES):
