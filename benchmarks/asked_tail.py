@@ -1,7 +1,7 @@
 """The rows appended since a vector graph, asked of the catalog (review of s14-proc, issue 24).
 
 A one-shot `gitmem recall` of a graph-ranked index hides rows through the catalog
-(gitmem.index.semantic._AskedRows). Before: every row the graph proposed and every row appended
+(gitmem.index.rowviews.AskedRows). Before: every row the graph proposed and every row appended
 since it (up to LAZY_ROWS, more while the builder runs) was asked about; after: GraphRanking
 scores them first and asks about the best, in score order, until k are shown. This times both
 on a synthetic catalog of a million records, one chunk each, the appended rows being the last
@@ -23,7 +23,7 @@ import numpy as np
 
 from gitmem.index.catalog import Catalog
 from gitmem.index.entries import Filter
-from gitmem.index.semantic import _AskedRows
+from gitmem.index.rowviews import AskedRows
 from gitmem.index.vectors import GraphRanking
 
 ROWS = 1_000_000
@@ -77,13 +77,13 @@ def main() -> None:
         before, after = [], []
         for _ in range(args.runs):
             graph = _Proposing(ROWS - tail, rng)
-            asked = _AskedRows(catalog.owners, catalog.entries, Filter())
+            asked = AskedRows(catalog.owners, catalog.entries, Filter())
             start = time.perf_counter()  # before: every proposed and appended row asked
             proposed = graph.search(q, max(2 * args.k, args.k + 64)).astype(np.int64)
             rows = np.concatenate([proposed, np.arange(ROWS - tail, ROWS, dtype=np.int64)])
             np.asarray(asked[rows], dtype=bool)
             before.append(time.perf_counter() - start)
-            asked = _AskedRows(catalog.owners, catalog.entries, Filter())
+            asked = AskedRows(catalog.owners, catalog.entries, Filter())
             start = time.perf_counter()  # after: the whole top, scoring included
             GraphRanking(matrix, q, graph, asked).top(args.k)
             after.append(time.perf_counter() - start)

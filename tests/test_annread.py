@@ -222,7 +222,7 @@ def test_a_compaction_between_the_proposal_and_the_look_up_never_mixes_numbering
     """The graph proposes rows of the file mapped; the catalog is asked whose they are after
     another process's compaction renumbered them: ranked again in the new file, never the old
     numbers read against the new ones (other records, with other records' scores). Filter():
-    the graph's path (_AskedRows); agent="a": the narrow filter's (_best_chunks)."""
+    the graph's path (AskedRows); agent="a": the narrow filter's (_best_chunks)."""
     store = _with_dead_rows(store_path, tiny_model_dir)
     query = "retry webhook deliveries"
     expected = reopened(store.root, tiny_model_dir).index()._semantic_half()

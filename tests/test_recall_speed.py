@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a session fixture)
 
 from gitmem.api import Store
-from gitmem.index import blas
+from gitmem.index import blas, blasthread
 from gitmem.index.catalog import Catalog
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.index import Index
@@ -338,15 +338,16 @@ def test_scores_do_not_depend_on_how_many_threads_blas_may_use() -> None:
     make two machines with different cores disagree on scores (DESIGN.md invariant 8)."""
     code = (
         "import hashlib, numpy as np\n"
-        "from gitmem.index.vectors import _blas_controls, normalise, top_rows\n"
+        "from gitmem.index.blasthread import blas_controls\n"
+        "from gitmem.index.vectors import normalise, top_rows\n"
         "rng = np.random.default_rng(7)\n"
         "m = normalise(rng.standard_normal((100000, 256), dtype=np.float32))\n"
         "q = normalise(rng.standard_normal(256, dtype=np.float32))\n"
-        "before = _blas_controls()[0]() if _blas_controls() else None\n"
+        "before = blas_controls()[0]() if blas_controls() else None\n"
         # Without the limit this subset scores differently on one thread and on two (checked
         # with numpy 2.4's OpenBLAS 0.3.31 on a Skylake-X); the whole matrix happens not to.
         "pairs = top_rows(m, q, 3000, list(range(0, 100000, 7))) + top_rows(m, q, 2000)\n"
-        "after = _blas_controls()[0]() if _blas_controls() else None\n"
+        "after = blas_controls()[0]() if blas_controls() else None\n"
         "print(before == after, hashlib.sha256(repr(pairs).encode()).hexdigest())\n"
     )
     answers = set()
@@ -367,8 +368,6 @@ def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
     is put back all the same, and the lock is free for the next product."""
     import numpy as np
 
-    from gitmem.index import vectors
-
     count = [2]
 
     def put(n: int) -> None:
@@ -376,7 +375,7 @@ def test_the_blas_thread_count_is_put_back_when_setting_it_is_interrupted(
         if n == 1:
             raise KeyboardInterrupt  # delivered after the call has set the count
 
-    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    monkeypatch.setattr(blasthread, "_controls", [(lambda: count[0], put)])
     matrix = normalise(np.eye(4, dtype=np.float32))
     with pytest.raises(KeyboardInterrupt):
         top_rows(matrix, matrix[0], 1)
@@ -536,7 +535,7 @@ def test_the_blas_count_is_put_back_only_when_the_last_product_leaves(
 
     count = [2]
     put = lambda n: count.__setitem__(0, n)  # noqa: E731
-    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    monkeypatch.setattr(blasthread, "_controls", [(lambda: count[0], put)])
     inside, leave = threading.Event(), threading.Event()
 
     def other() -> None:
@@ -663,7 +662,7 @@ def test_a_child_forked_during_another_threads_product_gets_the_blas_count_back(
 
     count = [2]
     put = lambda n: count.__setitem__(0, n)  # noqa: E731
-    monkeypatch.setattr(vectors, "_controls", [(lambda: count[0], put)])
+    monkeypatch.setattr(blasthread, "_controls", [(lambda: count[0], put)])
     inside, leave = threading.Event(), threading.Event()
 
     def product() -> None:

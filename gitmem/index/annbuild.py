@@ -282,11 +282,16 @@ def _build(root: Path, catalog: Catalog, generation: int, dim: int) -> str:
     if stored is None or facts is None or not ann.available():
         return "the search index ranks exactly (no row facts, or no usearch)"
     rows, name = stored.rows, stored.vectors  # wanted: the writer that started it said so
-    matrix = VectorFile(root / name, dim).matrix(rows)
 
     def current() -> bool:  # between batches of rows: a stale build stops early
         return same_generation(root, generation) and (root / name).exists()
 
+    try:
+        matrix = VectorFile(root / name, dim).matrix(rows)
+    except (OSError, ValueError):  # gone or short: a compaction renamed it since the facts?
+        if current() and (catalog.meta("vectors") or VECTORS) == name:
+            raise
+        raise ann.Stale(name) from None
     prepared = ann.prepare(root, name, matrix, facts.dead, threads=THREADS, current=current)
     if prepared is None:
         return f"the vector graph covers all {rows} rows"

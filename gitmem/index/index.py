@@ -17,26 +17,27 @@ tree diff, or build anew). A reader trusts only the catalog: a keyword hit whose
 does not know yet is dropped, so a half-finished update is invisible. A rebuild happens in a new
 directory swapped in by rename. Anything unreadable, missing or of another version is rebuilt,
 with a one-line notice (opening a build, and knowing which is in place, is gitmem.index.opening's).
-The semantic half is gitmem.index.semantic's.
+The searches are gitmem.index.searching's (Index's reading part), the semantic half
+gitmem.index.semantic's.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.index import verify
-from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
-from gitmem.index.context import open_parts, source_prior
+from gitmem.index.catalog import Catalog, CatalogCorrupt
 from gitmem.index.diskfull import translated
-from gitmem.index.entries import Entry, Filter
+from gitmem.index.entries import Entry
 from gitmem.index.neighbours import Neighbours
-from gitmem.index.opening import DAMAGE, damaged, generation, open_build, same_generation
-from gitmem.index.semantic import SemanticHalf, cached
+from gitmem.index.opening import DAMAGE, damaged, generation, open_build
+from gitmem.index.searching import Searching
+from gitmem.index.semantic import SemanticHalf
 from gitmem.index.textindex import TextIndex, TextIndexCorrupt
 from gitmem.store.lock import cache_lock
 
@@ -73,7 +74,7 @@ class IndexNotCurrent(GitmemError):
     """An index opened with `catch_up=False` is behind HEAD, missing or unusable."""
 
 
-class Index:
+class Index(Searching):
     """Every search first calls `ensure_current`.
 
     `catch_up=False`: an index that only answers while it is current, and raises
@@ -238,9 +239,6 @@ class Index:
         self._catalog, self._text, self._loaded_generation = opened
         return None
 
-    def _same_generation(self, expected: int) -> bool:
-        return same_generation(self.root, expected)
-
     def _close(self) -> None:
         if self._catalog is not None:
             self._catalog.close()
@@ -333,18 +331,6 @@ class Index:
 
         return CatchUp(self.store.repo, self.model, self.notices)
 
-    def _vectors_file(self, root: Path | None = None) -> Any:
-        """The vector file the catalog names (compaction writes a new one and switches the
-        name in the same transaction as the new row numbers)."""
-        if self.model is None:
-            return None
-        from gitmem.index.vectors import VectorFile
-
-        name = VECTORS
-        if root is None and self._catalog is not None:
-            name = self._catalog.meta("vectors") or name
-        return VectorFile((root or self.root) / name, self.model.dim)
-
     def _compact(self) -> None:
         """Rewrite the vector file without dead rows (after many edits)."""
         from gitmem.index.catchup import compact
@@ -353,101 +339,6 @@ class Index:
         compact(self.root, self._catalog, self._vectors_file())
 
     # --- searching ---------------------------------------------------------------------------
-
-    def allowed(self, flt: Filter) -> frozenset[str] | None:
-        """The ids a narrow filter admits; None when (almost) everything is admitted."""
-        assert self._catalog is not None
-        if not flt.narrow:
-            return None
-        return frozenset(self._catalog.matching(flt))
-
-    def keyword(
-        self, query: str, n: int, flt: Filter, context: float = 0.0
-    ) -> list[tuple[str, float]]:
-        """BM25 hits, best first; `context`: the weight of the records' context (see
-        gitmem.index.neighbours) against their body's, 0 for their own text alone."""
-        assert self._catalog is not None and self._text is not None
-        catalog = self._catalog
-        allowed = self.allowed(flt)
-
-        def admitted(keys: list[int]) -> dict[int, tuple[str, str]]:
-            """(id, blob) of the keys the catalog has and `flt` admits; what recall's decay
-            and weight factor will need of them is kept (see `scoring`)."""
-            found = catalog.admitted(keys, flt)
-            if len(self._scoring_cache) > 200_000:
-                self._scoring_cache.clear()
-            for rid, _, updated, weight in found.values():
-                self._scoring_cache[rid] = (updated, weight)
-            return {key: (rid, blob) for key, (rid, blob, _, _) in found.items()}
-
-        with verify.text_damage():
-            hits = self._text.search(query, n, allowed, admitted, context)
-        if all(hit.key >= 0 for hit in hits):  # named by key: current and admitted
-            return [(hit.id, hit.score) for hit in hits]
-        want = n  # a text index with unkeyed documents: check each hit's entry
-        while True:
-            entries = self.entries([h.id for h in hits])
-            out = [
-                (h.id, h.score)
-                for h in hits
-                if h.id in entries and entries[h.id].blob == h.blob and flt.admits(entries[h.id])
-            ]
-            if len(out) >= n or len(hits) < want:
-                return out[:n]
-            want *= 4
-            with verify.text_damage():
-                hits = self._text.search(query, want, allowed, context=context)
-
-    def source_prior(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """gitmem.index.context.source_prior over this index's sources."""
-        facts, sources = self._context_parts()
-        with verify.text_damage():
-            return source_prior(facts, sources, query, ids)
-
-    def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
-        """What the context field added to each of `ids`' keyword score (for --explain)."""
-        assert self._text is not None
-        with verify.text_damage():
-            return self._text.context_scores(query, ids, weight)
-
-    def _context_parts(self) -> tuple[Neighbours, TextIndex]:
-        if self._context is None:
-            self._context = open_parts(self.root)
-        return self._context
-
-    def has_type(self, name: str) -> bool:
-        """Whether the index holds a record of type `name` (see Catalog.has_type)."""
-        assert self._catalog is not None
-        return self._catalog.has_type(name)
-
-    def keyword_ceiling(self, query: str) -> float:
-        assert self._text is not None
-        with verify.text_damage():
-            return self._text.ceiling(query)
-
-    def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
-        """Best-chunk cosine per record; None when there is no model."""
-        if self.model is None:
-            return None
-        half = self._semantic_half()
-        return half.search(query, n, flt, without_numpy=self.rank_without_numpy)
-
-    def _semantic_half(self) -> SemanticHalf:
-        """The semantic half of the build opened (made on first use: a keyword search never
-        needs it)."""
-        assert self._catalog is not None and self.model is not None
-        if self._semantic is None:
-            self._semantic = SemanticHalf(
-                self._catalog,
-                self.root,
-                self.model,
-                vectors=self._vectors_file,
-                same_build=lambda: self._same_generation(self._loaded_generation),
-                allowed=self.allowed,
-                entries=self.entries,
-                scoring=self._scoring_cache,
-            )
-        return self._semantic
 
     def vectors_of(self, blobs: Mapping[str, str]) -> tuple[list[tuple[str, int]], list[int], Any]:
         """The chunk vectors this index holds of `blobs` (blob -> its record's id: looked up
@@ -483,30 +374,6 @@ class Index:
             else:
                 counts.append((blob, 1))
         return counts, [row for _, row in found], matrix
-
-    def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
-        assert self._catalog is not None
-        return cached(self._entry_cache, ids, self._catalog.entries, 200_000)
-
-    def every(self) -> list[Entry]:
-        """Every record at HEAD, superseded ones too (for counts: `gitmem stats`)."""
-        assert self._catalog is not None
-        return list(self.entries(self._catalog.matching(Filter(include_superseded=True))).values())
-
-    def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
-        """(updated, weight) of each id still indexed: what recall's decay and weight factor
-        need of every candidate, and the full entry only of those it returns."""
-        out: dict[str, tuple[int, float]] = {}
-        missing = []
-        for rid in ids:
-            found = self._scoring_cache.get(rid)
-            if found is None:
-                missing.append(rid)
-            else:
-                out[rid] = found
-        for rid, entry in self.entries(missing).items():
-            out[rid] = (entry.updated, entry.weight)
-        return out
 
     def stats(self) -> dict[str, Any]:
         from dataclasses import asdict

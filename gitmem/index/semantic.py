@@ -5,7 +5,8 @@ it opened and drops it with them) and keeps what it maps and reads there: the ve
 live rows, mapped once per size of the file, the row facts, read once per commit seen, and the
 owners of rows asked. A recall whose filter asks only about status ranks rows with the row
 facts alone, without asking SQLite anything; in a process that recalls once and has not loaded
-numpy, through gitmem.index.literank, bit for bit as numpy's path (docs/architecture.md).
+numpy, through gitmem.index.literank, bit for bit as numpy's path (docs/architecture.md). The
+rows' facts where there are no arrays of them are gitmem.index.rowviews'.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitmem.index.catalog import VECTORS, Catalog
-from gitmem.index.entries import SUPERSEDED, Entry, Filter
-from gitmem.index.rowfacts import RowFacts, StoredFacts
+from gitmem.index.entries import Entry, Filter
+from gitmem.index.rowfacts import StoredFacts
+from gitmem.index.rowviews import AskedRows, FactsView
 from gitmem.index.verify import IndexDamaged
 
 if TYPE_CHECKING:
@@ -27,6 +29,9 @@ __all__ = ["SemanticHalf", "cached"]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+# Vector file names a reader tries in one mapping: each one more means another process
+# compacted in the few milliseconds between reading the name and mapping the file.
+_RENAMES = 3
 
 
 class SemanticHalf:
@@ -145,7 +150,7 @@ class SemanticHalf:
             # a query against ~2-5 for the catalog's). The same facts either way.
             rows = None if without_numpy else self._row_arrays()
             if rows is None:
-                rows = hide = _AskedRows(self._owners, self._entries, flt)
+                rows = hide = AskedRows(self._owners, self._entries, flt)
             else:
                 hide = rows.dead if flt.include_superseded else rows.hidden
             return self._best_records(GraphRanking(matrix, q, graph, hide), rows, n)
@@ -194,7 +199,7 @@ class SemanticHalf:
             ranking = literank.LiteRanking(path, rows, dim, self._model.encode_query(query), hide)
             if not self._same_build():
                 return []  # the file ranked may be a newer build's (see _vector_matrix)
-            return self._best_records(ranking, _FactsView(facts), n)
+            return self._best_records(ranking, FactsView(facts), n)
         except literank.Unranked:
             return None
 
@@ -218,7 +223,7 @@ class SemanticHalf:
             for (row, score), key in zip(pairs, keys, strict=True):
                 if cut is not None and score < cut:
                     break
-                if key is not None and key not in best:  # None: a row found dead (_AskedRows)
+                if key is not None and key not in best:  # None: a row found dead (AskedRows)
                     best[key] = (score, row)
                     if len(best) == n:
                         cut = score
@@ -294,16 +299,34 @@ class SemanticHalf:
     def _rows_held(self, held: int, named: int, name: str) -> int:
         """The rows to rank: the file may hold more than the catalog names (an update appends
         before its catalog commit), never fewer, unless another process's rebuild swapped in
-        a shorter file (`_vector_matrix` then answers without it): a truncated file is
-        damage, rebuilt by the index's caller."""
+        a shorter file or its compaction renamed it (`_vector_matrix` then answers without
+        it, or from the new file): a truncated file is damage, rebuilt by the index's caller."""
         if held < named and self._same_build():
             raise IndexDamaged(f"{name} holds {held} vector rows, the catalog {named}")
         return min(held, named)
 
     def _vector_matrix(self) -> Any:
         """The live part of the vector file, mapped once per size of the file; None when
-        the file in place is no longer the build this reader's catalog describes."""
-        vectors = self._vectors()
+        the file in place is no longer the build this reader's catalog describes, or when
+        other processes' compactions renamed it every time it was looked for.
+
+        A compaction writes a new file, names it in the catalog and removes the old one: a
+        reader that read the old name just before finds that file gone (0 rows against the
+        catalog's count, or an OSError if it goes between the stat and the map). So before a
+        missing or short file is called damage (a whole rebuild: minutes at 1M), the
+        catalog's name is read again: a new name is mapped instead; only a name that stays
+        and is still wrong is damage."""
+        for _ in range(_RENAMES):
+            vectors = self._vectors()
+            try:
+                return self._mapped(vectors)
+            except (IndexDamaged, ValueError, OSError):
+                if (self._catalog.meta("vectors") or VECTORS) == vectors.path.name:
+                    raise
+        return None
+
+    def _mapped(self, vectors: Any) -> Any:
+        """`_vector_matrix` of the file `vectors` (the one the catalog named)."""
         rows = self._rows_held(vectors.rows(), self._catalog.next_row(), vectors.path.name)
         try:
             stat = vectors.path.stat()
@@ -332,63 +355,6 @@ class SemanticHalf:
             # Else keep the facts `without_numpy` read (~70 MB at 1M rows: read once): they
             # name the file they describe, and `_row_arrays` takes them only for this one.
         return self._matrix
-
-
-class _AskedRows:
-    """The row facts of the rows a vector graph proposes, asked of the catalog for those rows
-    alone, as RowArrays gives them for every row: read whole, the stored facts are ~70 MB of
-    SQLite blobs at 1M rows, 0.2-0.5 s of a `gitmem recall` that then uses a few hundred rows'
-    (docs/benchmarks.md, "Session 14: `gitmem recall` at a million, whole process"). The same
-    facts: the stored ones are written from these tables (Catalog.computed_facts): a row no
-    record owns is dead, a superseded record's rows hidden unless asked for. Indexed by rows,
-    it says which of them a recall leaves out (GraphRanking's `hide`, which asks about the
-    best rows only, in score order, even when it ranks every row); the record's id is its key,
-    None for a dead row."""
-
-    def __init__(
-        self,
-        owners: Callable[[list[int]], dict[int, str]],
-        entries: Callable[[Sequence[str]], dict[str, Entry]],
-        flt: Filter,
-    ) -> None:
-        self._owners, self._entries = owners, entries
-        self._include_superseded = flt.include_superseded
-        self._known: dict[int, Entry | None] = {}  # row: its record's entry (None: dead)
-
-    def _ask(self, rows: Sequence[int]) -> list[Entry | None]:
-        missing = [row for row in rows if row not in self._known]
-        if missing:
-            owners = self._owners(missing)
-            found = self._entries(list(dict.fromkeys(owners.values())))
-            for row in missing:
-                rid = owners.get(row)
-                self._known[row] = None if rid is None else found.get(rid)
-        return [self._known[row] for row in rows]
-
-    def __getitem__(self, rows: Any) -> Any:
-        return [
-            entry is None or (entry.status == SUPERSEDED and not self._include_superseded)
-            for entry in self._ask(rows.tolist())
-        ]
-
-    def take(self, part: str, rows: list[int]) -> list[Any]:
-        field = "id" if part == "key" else part  # "key", "updated" or "weight"
-        return [None if entry is None else getattr(entry, field) for entry in self._ask(rows)]
-
-    def ids_of(self, rows: list[int]) -> list[str]:
-        return self.take("key", rows)
-
-
-class _FactsView:
-    """The row facts' stdlib arrays as `_best_records` reads them (as vectors.RowArrays)."""
-
-    def __init__(self, facts: RowFacts) -> None:
-        self.ids_of = facts.ids_of
-        self._parts = facts.parts
-
-    def take(self, part: str, rows: list[int]) -> list[Any]:
-        values = self._parts[part]
-        return [values[row] for row in rows]
 
 
 def cached(

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gitmem.atomic import replace_file
-from gitmem.index.blas import BLOCK_ROWS, THREAD_LIMIT, Controls, openblas
+from gitmem.index.blas import BLOCK_ROWS
+from gitmem.index.blasthread import one_blas_thread as _one_blas_thread
 
 __all__ = [
     "GraphRanking",
@@ -297,6 +297,7 @@ def _at_least_kth(scores: Matrix, k: int) -> np.ndarray[Any, Any]:
 # row differently in a block cut elsewhere); the thread that starts a product works through
 # them in order, and the keyword half's thread, once done, takes blocks too (help_products).
 # BLOCK_ROWS is gitmem.index.blas's, so that gitmem.index.literank cuts the same blocks.
+# Each block runs on one BLAS thread (gitmem.index.blasthread says why).
 _RUNNING: set[_Product] = set()
 _RUNNING_LOCK = threading.Lock()
 
@@ -369,18 +370,6 @@ def help_products(owner: int) -> None:
             product.work(owner=False)
 
 
-# --- the product on one BLAS thread ---------------------------------------------------------
-# numpy's OpenBLAS splits a large product over the cores, and its threads then spin ~0.1 s
-# waiting for more work. In a recall the keyword half runs beside the product, so the spinning
-# thread takes its core: measured at 100k records, one BLAS thread makes a hybrid recall's p50
-# 0.84x and its CPU 0.7x (benchmarks/bench_recall.py, docs/benchmarks.md). And a product split
-# another way rounds differently in the last bit, so one thread also makes scores the same on
-# every machine, whatever its cores. The count is set only around gitmem's own products and
-# put back after the last of them leaves; a BLAS that is not a known OpenBLAS (MKL,
-# Accelerate) is left as it is. The count and its lock are gitmem.index.blas's (THREAD_LIMIT): one
-# per process, shared with gitmem.index.literank's products on the same library.
-
-
 def _fresh_lock() -> None:
     """A child forked while another thread held the lock would wait on it forever, and the
     products running in the parent's other threads are not running in the child (gitmem.index.blas
@@ -391,20 +380,3 @@ def _fresh_lock() -> None:
 
 
 os.register_at_fork(after_in_child=_fresh_lock)
-_controls: list[Controls | None] = []  # found once: [] not looked for yet, [None] none
-
-
-def _one_blas_thread() -> AbstractContextManager[None]:
-    return THREAD_LIMIT.one(_blas_controls())
-
-
-def _blas_controls() -> Controls | None:
-    if not _controls:
-        _controls.append(_find_openblas())
-    return _controls[0]
-
-
-def _find_openblas() -> Controls | None:
-    """numpy's bundled OpenBLAS and its thread calls (gitmem.index.blas finds it)."""
-    lib = openblas()
-    return None if lib is None else lib.controls()
