@@ -87,23 +87,25 @@ KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live ro
 # Build parameters, measured at 200k rows (docs/benchmarks.md, "The graph built outside the
 # lock"): 64 candidates a node at insertion instead of 128 is 0.59x the build's CPU, for
 # recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows of the
-# benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. float16 storage.
-# Session 14 ("the graph's configuration at a million"): int8 storage with 24 links reaches
-# 0.98 at 0.5x float16's width at 150k rows of a store's real vectors and 0.75x at 300k (~0.9x
-# the search time), 0.7x the graph's size, 1.1x the build CPU: not measured at a million, so
-# not the default.
-_DTYPE, _METRIC = "f16", "ip"
-_CONNECTIVITY = 16
+# benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. The storage and the
+# links, on the million-record store's own vectors (sessions 14 and 15, "The graph's
+# configuration at a million"): int8 (under the cosine: under "ip", unit rows of 256
+# dimensions keep too few levels) with 24 links reaches a given recall at ~0.75x float16 with
+# 16 links' width, for ~0.87x its search time (0.988 at 1536 wide in 18.7 ms against 2048 wide
+# in 21.4 ms, 300 queries at a million), 0.71x the graph's size, 1.1x the build's CPU. Its own
+# order is poorer (0.90 of the top 10): the product rescores the candidates exactly anyway.
+_DTYPE, _METRIC = "i8", "cos"
+_CONNECTIVITY = 24
 _EXPANSION_ADD = 64
-# How far the search looks. Recall@10 against exact falls as rows grow at a fixed width; on the
-# million-record store's own vectors (session 14): 0.974 at 512 wide and 0.989 at 1024 for its
-# first 150k rows; 0.983 at 1024 and 0.986 at 1220 (this rule's width) for 300k; 0.922 at 512,
-# 0.981 at 1792, 0.983 at 2048 for the million (the benchmark's stand-in vectors were easier:
-# 0.989 at 512 for 200k). So the width grows with the graph's rows, as a power through
-# `_NARROWEST` at `_WIDTH_ROWS` rows and `_WIDTH_AT_1M` at a million.
-_NARROWEST = 1024
+# How far the search looks. Recall@10 against exact falls as rows grow at a fixed width; for
+# this build on the million-record store's own vectors: 0.983 at 512 wide and 0.994 at 1024
+# for its first 150k rows; 0.985 at 768 and 0.992 at 1024 for 300k; 0.980 at 1024, 0.988 at
+# 1536, 0.993 at 2048 for the million (the benchmark's stand-in vectors are easier). So the
+# width grows with the graph's rows, as a power through `_NARROWEST` at `_WIDTH_ROWS` rows
+# and `_WIDTH_AT_1M` at a million (915 at 300k, 1,536 at 1M, 2,069 at 2M).
+_NARROWEST = 768
 _WIDTH_ROWS = 200_000
-_WIDTH_AT_1M = 2048
+_WIDTH_AT_1M = 1536
 _WIDEST = 8192
 # Rows a saved graph may lag behind (appended, or dead and not yet removed) before a writer
 # starts the builder to bring it further: readers rank those appended rows exactly and filter
