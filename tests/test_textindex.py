@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.index import textcarry, textdoc, texthits, textindex
+from gitmem.index import textcarry, textdoc, texthits, textindex, textquery
 from gitmem.index.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
 
 WORDS = (
@@ -392,6 +392,23 @@ def test_a_write_carries_the_most_leftovers_per_document_first_and_later_ones_pa
     rebuilt = build(tmp_path, [*docs, *forty[1:], *ten[2:], doc("z", "zed")], "rebuilt")
     assert index.ids() == rebuilt.ids()
     assert_same(results(index), results(rebuilt))
+
+
+def test_leftovers_count_in_the_statistics_gitmem_computes_as_in_tantivys(
+    tmp_path: Path,
+) -> None:
+    index = build(tmp_path, [doc(f"r{i}", "refund", f"see PAY-1423 step {i}") for i in range(10)])
+    index.write([doc(f"r{i}", "refund", f"PAY-1423 again {i}") for i in range(9)], [], budget=0)
+    assert textcarry.ghosts(tmp_path / "ix") == 9
+    assert index.count() == 10
+    assert index._counted.num_docs == 19  # as tantivy's BM25 counts them
+    ident = textquery.query_terms(index._counted, index._en, "PAY-1423")[0][0]
+    assert textquery.ident_score(index._counted, ident) == 3 * textquery.idf(19, 19) > 0
+    # Counted live, against 19 holders of the identifier, its idf was negative.
+    live = textcarry.Counted(index._counted.searcher, index.count())
+    assert textquery.ident_score(live, ident) < 0 < index.ceiling("PAY-1423")
+    hits = index.search("PAY-1423", 10)
+    assert len(hits) == 10 and all(h.score > 0 for h in hits)
 
 
 def test_the_budget_counts_documents_read_deleted_ones_too() -> None:

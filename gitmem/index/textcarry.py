@@ -35,7 +35,7 @@ from typing import Any
 from gitmem.index import textdoc, texthits
 from gitmem.index.textdoc import TextDoc, TextIndexCorrupt
 
-__all__ = ["Segment", "choose", "ghosts", "live", "segments", "written"]
+__all__ = ["Counted", "Segment", "choose", "counted", "ghosts", "live", "segments", "written"]
 
 # An address's documents' ids -> the live addresses of those ids, in one index.
 Match = Callable[[Iterable[str]], list[Any]]
@@ -69,6 +69,32 @@ def segments(directory: Path) -> list[Segment]:
 def ghosts(directory: Path) -> int:
     """Deleted documents that tantivy still counts."""
     return sum(s.deleted for s in segments(directory))
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A searcher's term statistics as tantivy's BM25 counts them (gitmem.index.textquery's
+    `Counts`): `num_docs` includes the leftovers, as each term's `doc_freq` does, so that
+    the scores gitmem computes itself (an identifier's, a query's ceiling) move with tantivy's
+    while leftovers wait. The searcher's own `num_docs` counts live documents only: against
+    document frequencies that count leftovers, a word in nearly every document got a
+    negative idf."""
+
+    searcher: Any
+    num_docs: int
+
+    def doc_freq(self, field_name: str, field_value: Any, /) -> int:
+        return int(self.searcher.doc_freq(field_name, field_value))
+
+
+def counted(searcher: Any, directory: Path) -> Counted:
+    """`searcher`'s statistics, its documents counted from meta.json; its live count if
+    meta.json is of another commit (a writer committed since the searcher was made)."""
+    found = segments(directory)
+    live = int(searcher.num_docs)
+    if sum(s.alive for s in found) != live:
+        return Counted(searcher, live)
+    return Counted(searcher, sum(s.max_doc for s in found))
 
 
 def choose(found: Iterable[Segment], losing: Mapping[int, int], budget: int) -> list[int]:

@@ -69,6 +69,7 @@ class TextIndex:
         main.register_tokenizer(textdoc.WORDS, words)
         main.config_reader("manual")
         source.config_reader("manual")
+        self._counted = textcarry.counted(main.searcher(), directory)
 
     @classmethod
     def create(cls, directory: Path) -> TextIndex:
@@ -96,6 +97,7 @@ class TextIndex:
             raise TextIndexCorrupt(
                 f"cannot reload the text index in {self._directory}", ""
             ) from err
+        self._counted = textcarry.counted(self._main.searcher(), self._directory)
 
     def count(self) -> int:
         return int(self._main.searcher().num_docs)
@@ -175,9 +177,10 @@ class TextIndex:
         `context`: the weight of the context field against the body's (0: not searched)."""
         if limit <= 0 or (allowed is not None and not allowed):
             return []
-        searcher = self._main.searcher()
+        counted = self._counted
+        searcher = counted.searcher
         text = textdoc.clean(query)
-        clauses = self._clauses(searcher, text, context) if searcher.num_docs else []
+        clauses = self._clauses(counted, text, context) if searcher.num_docs else []
         if not clauses:
             return []
         q = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])
@@ -200,12 +203,12 @@ class TextIndex:
     def ceiling(self, query: str) -> float:
         """About what a record matching every query term once would score (see
         gitmem.index.textquery.ceiling)."""
-        return textquery.ceiling(self._main.searcher(), self._en, textdoc.clean(query))
+        return textquery.ceiling(self._counted, self._en, textdoc.clean(query))
 
     def _clauses(
-        self, searcher: tantivy.Searcher, text: str, context: float = 0.0
+        self, counted: textcarry.Counted, text: str, context: float = 0.0
     ) -> list[tantivy.Query]:
-        idents, terms = textquery.query_terms(searcher, self._en, text)
+        idents, terms = textquery.query_terms(counted, self._en, text)
         weighed = [
             (name, term, textquery.boost(name, kind))
             for kind, term in terms
@@ -217,7 +220,7 @@ class TextIndex:
                 for kind, term in terms
                 if kind != "cjk"
             ]
-        return [self._ident(searcher, ident) for ident in idents] + [
+        return [self._ident(counted, ident) for ident in idents] + [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, name, term, index_option="freq"), weight
             )
@@ -227,10 +230,10 @@ class TextIndex:
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         """What the context field adds to each of `ids`' scores in `search(..., context=
         weight)` (for --explain): the same clauses, the record's own fields left out."""
-        searcher = self._main.searcher()
+        searcher = self._counted.searcher
         if not ids or weight <= 0 or not searcher.num_docs:
             return {}
-        _, terms = textquery.query_terms(searcher, self._en, textdoc.clean(query))
+        _, terms = textquery.query_terms(self._counted, self._en, textdoc.clean(query))
         clauses = [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, "context", term, index_option="freq"),
@@ -271,9 +274,9 @@ class TextIndex:
         match = functools.partial(_matching, self._source, source)
         return textcarry.written(searcher, chosen, doomed, (source, match), self._directory)
 
-    def _ident(self, searcher: tantivy.Searcher, ident: str) -> tantivy.Query:
+    def _ident(self, counted: textcarry.Counted, ident: str) -> tantivy.Query:
         term = tantivy.Query.term_query(self._schema, "ident", ident, index_option="basic")
-        return tantivy.Query.const_score_query(term, textquery.ident_score(searcher, ident))
+        return tantivy.Query.const_score_query(term, textquery.ident_score(counted, ident))
 
     def _carry(self, doomed: set[str], budget: int) -> list[TextDoc]:
         """Live records to rewrite so that deleted documents leave the statistics, within
