@@ -1,6 +1,6 @@
 """How far a store's recall, its index caught up through edits, is from a rebuild's.
 
-    nice -n 5 .venv/bin/python benchmarks/recall_drift.py STORE SCRATCH [--json OUT]
+    nice -n 5 .venv/bin/python benchmarks/recall_drift.py STORE SCRATCH [--rebuilt] [--json OUT]
 
 Copies STORE (index included) to SCRATCH, rebuilds the copy's index (`Store.rebuild`), and
 asks both the same queries at the same `now`, in keyword and hybrid mode: 200 of 2-6 common
@@ -54,14 +54,17 @@ def main() -> None:
     parser.add_argument("store", type=Path)
     parser.add_argument("scratch", type=Path)
     parser.add_argument("--json")
+    parser.add_argument("--rebuilt", action="store_true", help="SCRATCH is rebuilt already")
     args = parser.parse_args()
     from gitmem.api import Store
     from gitmem.index.textindex import TextIndex
 
-    shutil.copytree(args.store, args.scratch, symlinks=True)
+    if not args.rebuilt:
+        shutil.copytree(args.store, args.scratch, symlinks=True)
     rebuilt = Store.open(args.scratch)
     began = time.perf_counter()
-    rebuilt.rebuild()
+    if not args.rebuilt:
+        rebuilt.rebuild()
     took = time.perf_counter() - began
     ours = Store.open(args.store)
     ours.index()
