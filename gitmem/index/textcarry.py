@@ -21,7 +21,9 @@ leftovers per document read, most first, counting those the write itself deletes
 segment that an edit hits is carried at once; a big one (a full build writes the index in a
 few big segments) keeps its leftovers until tantivy merges it, or a rebuild. Meanwhile scores
 drift from a rebuild's: docs/benchmarks.md ("Session 15: the keyword index's purge and carry")
-measures how far.
+measures how far. The figures gitmem computes beside tantivy's (an identifier's score, a
+query's ceiling) take their statistics from `Counted`, leftovers counted as tantivy counts
+them, so that they drift with its scores rather than apart from them.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from gitmem.index.textdoc import TextDoc, TextIndexCorrupt
 
 __all__ = ["Counted", "Segment", "choose", "counted", "ghosts", "live", "segments", "written"]
 
-# An address's documents' ids -> the live addresses of those ids, in one index.
+# Ids -> the addresses of the live documents with those ids, in one index.
 Match = Callable[[Iterable[str]], list[Any]]
 
 
