@@ -394,6 +394,29 @@ def test_a_write_carries_the_most_leftovers_per_document_first_and_later_ones_pa
     assert_same(results(index), results(rebuilt))
 
 
+def test_a_write_that_finds_meta_json_not_its_searchers_lists_the_index_and_stays_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = corpus(60)
+    index = build(tmp_path, docs[:30])
+    index.write(docs[30:], [])
+    real = textcarry.segments
+
+    def skewed(directory: Path) -> list[textcarry.Segment]:  # as if a writer had committed
+        return [replace(s, deleted=s.deleted + 1) for s in real(directory)]
+
+    monkeypatch.setattr(textcarry, "segments", skewed)
+    listed = []
+    every = textindex._every
+    monkeypatch.setattr(textindex, "_every", lambda searcher: listed.append(1) or every(searcher))
+    assert index.write([doc(docs[0].id, "edited")], []) == 59  # both "hold leftovers"
+    assert listed == [1]
+    monkeypatch.undo()
+    assert textcarry.ghosts(tmp_path / "ix") == 0
+    rebuilt = build(tmp_path, [doc(docs[0].id, "edited"), *docs[1:]], "rebuilt")
+    assert_same(results(index), results(rebuilt))
+
+
 def test_leftovers_count_in_the_statistics_gitmem_computes_as_in_tantivys(
     tmp_path: Path,
 ) -> None:
