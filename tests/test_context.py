@@ -15,9 +15,10 @@ import pytest
 from test_index import reopened, tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
-from gitmem.index import context
+from gitmem.index import context, textcarry, textindex
 from gitmem.index.neighbours import FILE, PARTNERS, SPAN, Neighbours
 from gitmem.index.textdoc import TextDoc, TextFields, text_fields
+from gitmem.index.textindex import TextIndex
 from gitmem.recall.recall import DEFAULTS
 
 START = datetime(2029, 3, 1, 9, 0, tzinfo=UTC)
@@ -164,6 +165,43 @@ def test_catch_up_equals_rebuild_with_sources_supersedes_forgets_and_links(
     for rows, expected in zip(rebuilt, incremental, strict=True):  # float32 sums: ~1e-7
         assert [s for _, s in rows] == pytest.approx([s for _, s in expected], rel=1e-5)
     assert _facts(again) == facts
+
+
+def test_a_catch_up_carries_within_its_budgets_and_finds_what_it_wrote(
+    talk: tuple[Store, dict[str, list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, ids = talk
+    answers(store)  # the index is built: its segments hold every record
+    carried: list[tuple[str, int, int]] = []
+    real = TextIndex.write
+
+    def counting(
+        self: TextIndex, add: Sequence[TextDoc], delete: Sequence[str], budget: int | None = None
+    ) -> int:
+        n = real(self, add, delete, budget)
+        carried.append((self._directory.name, n, textindex.CARRY if budget is None else budget))
+        return n
+
+    monkeypatch.setattr(textindex, "CARRY", 2)
+    monkeypatch.setattr(context, "SOURCE_CARRY", 1)
+    monkeypatch.setattr(TextIndex, "write", counting)
+    store.amend(ids["session:2"][0], {"abstract": "zucchini glut"})
+    store.amend(ids["session:3"][1], {"abstract": "quayside"})
+    store.index().ensure_current()
+    # A build's segments hold ~6 records and 1-3 sources (two threads): none fits the budget.
+    assert sorted((name, n, budget) for name, n, budget in carried) == [
+        (context.SOURCES, 0, 1),
+        ("text", 0, 2),
+    ]
+    base = store.cache_dir / "index"
+    left = textcarry.ghosts(base / "text") + textcarry.ghosts(base / context.SOURCES)
+    found = {"zucchini": ids["session:2"][0], "quayside": ids["session:3"][1]}
+    for word, rid in found.items():
+        assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
+    store.rebuild()
+    assert left and not textcarry.ghosts(base / "text") + textcarry.ghosts(base / context.SOURCES)
+    for word, rid in found.items():
+        assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
 
 
 def _facts(store: Store) -> dict[str, str]:

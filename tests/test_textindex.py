@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.index import textdoc, texthits, textindex
+from gitmem.index import textcarry, textdoc, texthits, textindex, textquery
 from gitmem.index.textindex import TextDoc, TextHit, TextIndex, TextIndexBusy, TextIndexCorrupt
 
 WORDS = (
@@ -334,24 +335,131 @@ def test_incremental_equals_rebuild(tmp_path: Path) -> None:
     index.write([doc(d.id, "temporary words") for d in docs[::3]], [])
     index.write([doc("extra", "cache cache")], [d.id for d in docs[1::5]])
     index.write(docs[::3] + docs[1::5], ["extra"])
-    assert textdoc.ghosts(directory) == 0
+    assert textcarry.ghosts(directory) == 0
     assert index.ids() == rebuilt.ids()
     assert_same(results(index), results(rebuilt))
 
 
-def test_big_segment_edits_compact_past_the_threshold(
+def shape(directory: Path) -> list[tuple[int, int]]:
+    """Each segment's (documents written, deleted ones), sorted."""
+    return sorted((s.max_doc, s.deleted) for s in textcarry.segments(directory))
+
+
+def unlisted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(textindex, "_MAX_CARRY", 10)
+) -> tuple[list[TextDoc], TextIndex, Path]:
+    """300 documents in one segment, and from here on no write may list the whole index to
+    find what it carries."""
+
+    def refuse(searcher: object) -> None:
+        raise AssertionError("a write listed every document")
+
     docs = corpus(300)
     index = build(tmp_path, docs)
-    index.write([doc(docs[0].id, "edited")], [])
-    assert textdoc.ghosts(tmp_path / "ix") == 1  # left in place: the rewrite is too big
-    index.write([doc(d.id, "edited") for d in docs[1:4]], [])
-    assert textdoc.ghosts(tmp_path / "ix") == 0  # 4 > 1% of 300: everything rewritten
-    rebuilt = build(tmp_path, [doc(d.id, "edited") for d in docs[:4]] + docs[4:], "rebuilt")
+    monkeypatch.setattr(textindex, "_every", refuse)
+    return docs, index, tmp_path / "ix"
+
+
+def test_an_edit_in_a_segment_over_the_budget_leaves_its_leftovers_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs, index, ix = unlisted(tmp_path, monkeypatch)
+    assert index.write([doc(d.id, "edited") for d in docs[:20]], [], budget=100) == 0
+    assert shape(ix) == [(20, 0), (300, 20)]  # 300 documents to read: over the budget
+    assert index.write([doc(d.id, "again") for d in docs[:10]], [], budget=100) == 10
+    assert shape(ix) == [(20, 0), (300, 20)]  # the 20 moved: 10 again, 10 carried
+    assert textcarry.ghosts(ix) == 20
+    assert index.count() == 300
+    assert top(index, "again", 20) == sorted(d.id for d in docs[:10])
+
+
+def test_a_write_carries_the_most_leftovers_per_document_first_and_later_ones_pay_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs, index, ix = unlisted(tmp_path, monkeypatch)
+    forty = [doc(f"n{i:02d}", "forty", WORDS[i % 9]) for i in range(40)]
+    ten = [doc(f"m{i}", "ten", WORDS[i]) for i in range(10)]
+    index.write(forty, [])
+    index.write(ten, [])
+    # One of 40 in one segment, two of 10 in another: room for one of them.
+    assert index.write([], ["n00", "m0", "m1"], budget=40) == 8
+    assert shape(ix) == [(8, 0), (40, 1), (300, 0)]
+    # A later write that deletes nothing of that segment pays its leftover.
+    assert index.write([doc("z", "zed")], [], budget=40) == 39
+    assert shape(ix) == [(8, 0), (40, 0), (300, 0)]
+    assert textcarry.ghosts(ix) == 0
+    monkeypatch.undo()
+    rebuilt = build(tmp_path, [*docs, *forty[1:], *ten[2:], doc("z", "zed")], "rebuilt")
     assert index.ids() == rebuilt.ids()
     assert_same(results(index), results(rebuilt))
+
+
+def test_a_write_that_finds_meta_json_not_its_searchers_lists_the_index_and_stays_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = corpus(60)
+    index = build(tmp_path, docs[:30])
+    index.write(docs[30:], [])
+    real = textcarry.segments
+
+    def skewed(directory: Path) -> list[textcarry.Segment]:  # as if a writer had committed
+        return [replace(s, deleted=s.deleted + 1) for s in real(directory)]
+
+    monkeypatch.setattr(textcarry, "segments", skewed)
+    listed = []
+    every = textindex._every
+    monkeypatch.setattr(textindex, "_every", lambda searcher: listed.append(1) or every(searcher))
+    assert index.write([doc(docs[0].id, "edited")], []) == 59  # both "hold leftovers"
+    assert listed == [1]
+    monkeypatch.undo()
+    assert textcarry.ghosts(tmp_path / "ix") == 0
+    rebuilt = build(tmp_path, [doc(docs[0].id, "edited"), *docs[1:]], "rebuilt")
+    assert_same(results(index), results(rebuilt))
+
+
+def test_leftovers_count_in_the_statistics_gitmem_computes_as_in_tantivys(
+    tmp_path: Path,
+) -> None:
+    index = build(tmp_path, [doc(f"r{i}", "refund", f"see PAY-1423 step {i}") for i in range(10)])
+    index.write([doc(f"r{i}", "refund", f"PAY-1423 again {i}") for i in range(9)], [], budget=0)
+    assert textcarry.ghosts(tmp_path / "ix") == 9
+    assert index.count() == 10
+    assert index._counted.num_docs == 19  # as tantivy's BM25 counts them
+    ident = textquery.query_terms(index._counted, index._en, "PAY-1423")[0][0]
+    assert textquery.ident_score(index._counted, ident) == 3 * textquery.idf(19, 19) > 0
+    # Counted live, against 19 holders of the identifier, its idf was negative.
+    live = textcarry.Counted(index._counted.searcher, index.count())
+    assert textquery.ident_score(live, ident) < 0 < index.ceiling("PAY-1423")
+    hits = index.search("PAY-1423", 10)
+    assert len(hits) == 10 and all(h.score > 0 for h in hits)
+
+
+def test_the_budget_counts_documents_read_deleted_ones_too() -> None:
+    segments = [
+        textcarry.Segment(0, 300, 0),
+        textcarry.Segment(1, 50, 45),  # 5 alive, but 50 to read
+        textcarry.Segment(2, 30, 1),
+        textcarry.Segment(3, 7, 0),
+    ]
+    assert textcarry.choose(segments, {3: 7}, 40) == [2]  # 3 is emptied: tantivy drops it
+    assert textcarry.choose(segments, {0: 1}, 80) == [1, 2]
+    assert textcarry.choose(segments, {0: 1}, 1000) == [0, 1, 2]
+    assert textcarry.choose(segments, {}, 29) == []
+
+
+def test_a_segment_list_that_is_not_the_searchers_is_found_out(tmp_path: Path) -> None:
+    docs = corpus(60)
+    index = build(tmp_path, docs[:30])
+    index.write(docs[30:], [])
+    index.write([doc(docs[0].id, "edited")], [], budget=0)
+    searcher = index._main.searcher()
+    found = textcarry.segments(tmp_path / "ix")
+    match = functools.partial(textindex._matching, index._main, searcher)
+    ords = [s.ord for s in found]
+    live = textcarry.live(searcher, textindex.tantivy.DocAddress, found, ords, match)
+    assert live is not None and len(live) == 60
+    wrong = [replace(s, deleted=s.deleted + 1) if s.deleted else s for s in found]
+    assert textcarry.live(searcher, textindex.tantivy.DocAddress, wrong, ords, match) is None
 
 
 def test_cjk_records_are_found_by_cjk_queries(tmp_path: Path) -> None:
@@ -425,7 +533,7 @@ def test_carried_documents_keep_their_keys(tmp_path: Path) -> None:
     index = build(tmp_path, docs)
     edited = replace(docs[0], title="cache cache edited", key=5000)
     index.write([edited], [docs[1].id])  # rewrites the one segment: every survivor is carried
-    assert textdoc.ghosts(tmp_path / "ix") == 0
+    assert textcarry.ghosts(tmp_path / "ix") == 0
     live = {**names(docs[2:]), 5000: (edited.id, edited.blob)}
     searcher = index._main.searcher()
     every = textindex._every(searcher)

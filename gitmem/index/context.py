@@ -26,11 +26,15 @@ from gitmem.index.textindex import TextIndex
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["SOURCES", "filling", "open_parts", "rewrite", "source_prior"]
+__all__ = ["SOURCES", "SOURCE_CARRY", "filling", "open_parts", "rewrite", "source_prior"]
 
 SOURCES = "sources"
 SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
 _SPILL = "documents.spill"  # a full build's documents, waiting for every record's facts
+# Documents a catch-up's write of the sources' index reads, at most, to purge deleted ones
+# (gitmem.index.textcarry): a source's document holds a whole session's text, ~25 records'
+# at 100k, so a tenth of the records' budget reads about as much.
+SOURCE_CARRY = 200
 
 
 def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
@@ -134,7 +138,9 @@ def rewrite(
         text.write(docs, sorted(removed))
         made = [(s, facts.source_text(s)) for s in sorted(sources)]
         TextIndex.open(root / SOURCES).write(
-            [_source_doc(s, body) for s, body in made if body], [s for s, body in made if not body]
+            [_source_doc(s, body) for s, body in made if body],
+            [s for s, body in made if not body],
+            SOURCE_CARRY,
         )
         facts.commit()
     finally:

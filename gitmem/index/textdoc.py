@@ -49,7 +49,6 @@ __all__ = [
     "clean",
     "fingerprint",
     "from_source",
-    "ghosts",
     "identifiers",
     "keyed_fields",
     "schema_fields",
@@ -256,9 +255,3 @@ def _shape(field: dict[str, Any]) -> Field:
     indexing = options.get("indexing") or {}
     name, kind, stored = field["name"], field["type"], options["stored"]
     return name, kind, indexing.get("tokenizer", ""), indexing.get("record", ""), stored
-
-
-def ghosts(directory: Path) -> int:
-    """Deleted documents that tantivy still counts (its own bookkeeping in meta.json)."""
-    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-    return sum((s.get("deletes") or {}).get("num_deleted_docs", 0) for s in meta["segments"])

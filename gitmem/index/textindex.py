@@ -14,14 +14,15 @@ keeps `textquery.MAX_TERMS` terms: identifiers, then the rarest words.
 Determinism: tantivy sums BM25 statistics over all segments, so how records fell into segments
 changes no score, and equal scores go by id (while the tie fits in `texthits.MAX_FETCH` hits).
 Deleted documents are the catch: tantivy counts them until a merge, which tantivy-py cannot
-request. So `write` purges them, rewriting in the same commit each segment that loses a document
-(survivors deleted and added again; an emptied segment is dropped), and the index stays equal,
-score for score, to a rebuild. Survivors' text comes from `source/`, an index that only stores
-records, so hits stay cheap to fetch. A rewrite of more than `_MAX_CARRY` records (an edit in a big
-old segment) is put off until such leftovers pass `_MAX_GHOSTS` of the index, which is then
-rewritten whole (a full build's time); until then scores drift from a rebuild (rare terms' idf by a
-few percent, so near-equal neighbours swap). Scores are float32 sums; tests find them
-bit-identical, but tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
+request. So `write` purges them by carrying, in the same commit, segments that hold them
+(their survivors deleted and added again; an emptied segment is dropped): at most `budget`
+documents read a write, the segments with the most leftovers per document first
+(gitmem.index.textcarry). An edit in a small segment leaves the index equal, score for score,
+to a rebuild; one in a big old segment leaves a leftover there until tantivy merges that
+segment or the index is rebuilt, and until then scores drift from a rebuild's (docs/search.md
+says how far). Survivors' text comes from `source/`, an index that only stores records, so
+hits stay cheap to fetch. Scores are float32 sums; tests find them bit-identical, but
+tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
 
 Concurrency: commits appear atomically (tantivy swaps meta.json) to readers that `reload`. A
 second writer waits `_LOCK_WAIT` seconds for tantivy's lock, then raises `TextIndexBusy`. The
@@ -34,14 +35,14 @@ documents (gitmem.index.textdoc says why, and which hits it leaves out).
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import tantivy
 
-from gitmem.index import textdoc, texthits, textquery
+from gitmem.index import textcarry, textdoc, texthits, textquery
 from gitmem.index.textdoc import TextDoc, TextHit, TextIndexBusy, TextIndexCorrupt
 
 # The documents and errors are gitmem.index.textdoc's; named here too, as what TextIndex takes,
@@ -49,8 +50,7 @@ from gitmem.index.textdoc import TextDoc, TextHit, TextIndexBusy, TextIndexCorru
 __all__ = ["TextDoc", "TextHit", "TextIndex", "TextIndexBusy", "TextIndexCorrupt"]
 
 _TERM_SET_MAX = 3000  # `allowed` sets up to this size filter inside tantivy, larger ones after
-_MAX_CARRY = 2000
-_MAX_GHOSTS = 0.01
+CARRY = 2000  # documents a write reads, at most, to purge the deleted ones (textcarry)
 _LOCK_WAIT = 2.0
 _BIG_BATCH = 5000  # a write adding more documents gets a second indexing thread
 
@@ -69,6 +69,7 @@ class TextIndex:
         main.register_tokenizer(textdoc.WORDS, words)
         main.config_reader("manual")
         source.config_reader("manual")
+        self._counted = textcarry.counted(main.searcher(), directory)
 
     @classmethod
     def create(cls, directory: Path) -> TextIndex:
@@ -96,6 +97,7 @@ class TextIndex:
             raise TextIndexCorrupt(
                 f"cannot reload the text index in {self._directory}", ""
             ) from err
+        self._counted = textcarry.counted(self._main.searcher(), self._directory)
 
     def count(self) -> int:
         return int(self._main.searcher().num_docs)
@@ -105,19 +107,23 @@ class TextIndex:
         searcher = self._main.searcher()
         return dict(texthits.id_blob(searcher.doc(address)) for address in _every(searcher))
 
-    def write(self, add: Sequence[TextDoc], delete_ids: Sequence[str]) -> None:
-        """One commit: drop `delete_ids` and every id in `add`, then add `add` (last one wins)."""
+    def write(
+        self, add: Sequence[TextDoc], delete_ids: Sequence[str], budget: int | None = None
+    ) -> int:
+        """One commit: drop `delete_ids` and every id in `add`, then add `add` (last one wins),
+        carrying segments of at most `budget` (default `CARRY`) documents in all to purge deleted
+        ones (see Determinism). Returns how many documents it carried."""
         latest = {doc.id: doc for doc in add}
         doomed = set(delete_ids) | latest.keys()
         if not doomed:
-            return
+            return 0
         # Every writer takes the source lock first, so holding it means the main index cannot
         # change under the carry computed here.
         source = _writer(self._source, self._directory, 1, 20_000_000)
         try:
             self._main.reload()
             self._source.reload()
-            carry = self._carry(doomed)
+            carry = self._carry(doomed, CARRY if budget is None else budget)
             threads = 2 if len(carry) + len(latest) > _BIG_BATCH else 1
             main = _writer(self._main, self._directory, threads, 40_000_000 * threads)
             with _committing(source, main):
@@ -134,6 +140,7 @@ class TextIndex:
         finally:
             source.wait_merging_threads()
         self.reload()
+        return len(carry)
 
     @contextlib.contextmanager
     def filling(self) -> Iterator[Callable[[Sequence[textdoc.TextFields], int], None]]:
@@ -170,9 +177,10 @@ class TextIndex:
         `context`: the weight of the context field against the body's (0: not searched)."""
         if limit <= 0 or (allowed is not None and not allowed):
             return []
-        searcher = self._main.searcher()
+        counted = self._counted
+        searcher = counted.searcher
         text = textdoc.clean(query)
-        clauses = self._clauses(searcher, text, context) if searcher.num_docs else []
+        clauses = self._clauses(counted, text, context) if searcher.num_docs else []
         if not clauses:
             return []
         q = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])
@@ -195,12 +203,12 @@ class TextIndex:
     def ceiling(self, query: str) -> float:
         """About what a record matching every query term once would score (see
         gitmem.index.textquery.ceiling)."""
-        return textquery.ceiling(self._main.searcher(), self._en, textdoc.clean(query))
+        return textquery.ceiling(self._counted, self._en, textdoc.clean(query))
 
     def _clauses(
-        self, searcher: tantivy.Searcher, text: str, context: float = 0.0
+        self, counted: textcarry.Counted, text: str, context: float = 0.0
     ) -> list[tantivy.Query]:
-        idents, terms = textquery.query_terms(searcher, self._en, text)
+        idents, terms = textquery.query_terms(counted, self._en, text)
         weighed = [
             (name, term, textquery.boost(name, kind))
             for kind, term in terms
@@ -212,7 +220,7 @@ class TextIndex:
                 for kind, term in terms
                 if kind != "cjk"
             ]
-        return [self._ident(searcher, ident) for ident in idents] + [
+        return [self._ident(counted, ident) for ident in idents] + [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, name, term, index_option="freq"), weight
             )
@@ -222,10 +230,10 @@ class TextIndex:
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         """What the context field adds to each of `ids`' scores in `search(..., context=
         weight)` (for --explain): the same clauses, the record's own fields left out."""
-        searcher = self._main.searcher()
+        searcher = self._counted.searcher
         if not ids or weight <= 0 or not searcher.num_docs:
             return {}
-        _, terms = textquery.query_terms(searcher, self._en, textdoc.clean(query))
+        _, terms = textquery.query_terms(self._counted, self._en, textdoc.clean(query))
         clauses = [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, "context", term, index_option="freq"),
@@ -262,50 +270,31 @@ class TextIndex:
     def _written(
         self, searcher: tantivy.Searcher, chosen: list[tantivy.DocAddress], doomed: set[str]
     ) -> list[TextDoc]:
-        """The documents at `chosen` but those of `doomed`, as the source index stores them,
-        each with its key (the source stores none, the searched index has it)."""
-        named = [texthits.id_blob(searcher.doc(address)) for address in chosen]
-        blobs = {i: b for i, b in named if i not in doomed}
-        marks = texthits.keys(searcher, chosen)
-        keys = {n: -1 if m is None else m[0] for n, m in zip(named, marks, strict=True)}
         source = self._source.searcher()
-        try:
-            found = [
-                textdoc.from_source(source.doc(a).get_first("doc") or "")
-                for a in _matching(self._source, source, blobs)
-            ]
-        except (ValueError, TypeError) as err:
-            raise TextIndexCorrupt(
-                f"text index in {self._directory} is damaged: {err}", ""
-            ) from err
-        docs = [
-            replace(doc, key=keys.get((doc.id, doc.blob), -1))
-            for doc in found
-            if blobs.get(doc.id) == doc.blob
-        ]
-        if len(docs) != len(blobs):
-            raise TextIndexCorrupt(f"text index in {self._directory} lost records' text")
-        return docs
+        match = functools.partial(_matching, self._source, source)
+        return textcarry.written(searcher, chosen, doomed, (source, match), self._directory)
 
-    def _ident(self, searcher: tantivy.Searcher, ident: str) -> tantivy.Query:
+    def _ident(self, counted: textcarry.Counted, ident: str) -> tantivy.Query:
         term = tantivy.Query.term_query(self._schema, "ident", ident, index_option="basic")
-        return tantivy.Query.const_score_query(term, textquery.ident_score(searcher, ident))
+        return tantivy.Query.const_score_query(term, textquery.ident_score(counted, ident))
 
-    def _carry(self, doomed: set[str]) -> list[TextDoc]:
-        """Live records to rewrite so that no deleted document stays in the statistics."""
+    def _carry(self, doomed: set[str], budget: int) -> list[TextDoc]:
+        """Live records to rewrite so that deleted documents leave the statistics, within
+        `budget` (gitmem.index.textcarry): found without listing the index."""
         searcher = self._main.searcher()
         hits = _matching(self._main, searcher, doomed)
-        if not hits:
+        found = textcarry.segments(self._directory)
+        losing: dict[int, int] = {}
+        for address in hits:
+            losing[address.segment_ord] = losing.get(address.segment_ord, 0) + 1
+        chosen = textcarry.choose(found, losing, budget)
+        if not chosen:
             return []
-        every = _every(searcher)
-        segments = {address.segment_ord for address in hits}
-        chosen = [a for a in every if a.segment_ord in segments]
-        if len(chosen) - len(hits) > _MAX_CARRY:
-            live = len(every) - len(hits)
-            if textdoc.ghosts(self._directory) + len(hits) <= _MAX_GHOSTS * live:
-                return []
-            chosen = every
-        return self._written(searcher, chosen, doomed)
+        match = functools.partial(_matching, self._main, searcher)
+        addresses = textcarry.live(searcher, tantivy.DocAddress, found, chosen, match)
+        if addresses is None:  # meta.json is not the searcher's: list the index, slow but right
+            addresses = [a for a in _every(searcher) if a.segment_ord in set(chosen)]
+        return self._written(searcher, addresses, doomed)
 
 
 def _schema(fields: Sequence[textdoc.Field]) -> tantivy.Schema:
