@@ -11,7 +11,7 @@ events, and the last few are kept in memory.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -20,6 +20,8 @@ from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.index.entries import Entry, Filter
 from gitmem.recall.pastcontext import PastText, Versions
 from gitmem.recall.recall import Options, Result, Source, recall
+from gitmem.recall.spans import Spans, spans_of
+from gitmem.recall.spanview import SpanView
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
 from gitmem.store.record import Record, format_time
@@ -71,6 +73,13 @@ class TimeTravel:
         self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
         self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
         self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
+        self._spans: Spans | None = None
+
+    def spans(self) -> Spans:
+        """The span index, caught up with the timeline (which is caught up first)."""
+        self.timeline.ensure_current()
+        self._spans = spans_of(self.timeline, self._spans)
+        return self._spans
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -135,7 +144,7 @@ class TimeTravel:
         else:
             entries, present = timeline.at_time(t), False
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        past = self._views[key] = PastIndex(timeline, view, self._versions)
+        past = self._views[key] = PastIndex(timeline, view, self._versions, self.spans)
         if len(self._views) > _KEEP:
             # Dropped, not closed: another thread (the MCP server's) may still be searching
             # it; its temporary index goes when the last reference does (weakref.finalize).
@@ -152,6 +161,8 @@ class TimeTravel:
         present = options.now or datetime.now(UTC)
         present = present if present.tzinfo else present.replace(tzinfo=UTC)
         chosen = replace(options, now=min(when.time, present))
+        if not past.view.present and chosen.mode != "semantic":
+            past.prepare()  # here, not in recall's keyword thread: it may catch the cache up
         result = recall(head_index if past.view.present else past, query, chosen)
         said = (*self.timeline.notices, *past.view.notes)
         self.timeline.notices.clear()
@@ -227,19 +238,27 @@ def _iso(t: int) -> str:
 
 
 class PastIndex:
-    """What recall ranks from, for a view of the past: the view's own keyword index, with
-    context and sources as they stood (gitmem.recall.pastcontext), and the timeline's vectors
-    of every version, restricted to the view's blobs. The same fusion and decay as at HEAD
-    run on top."""
+    """What recall ranks from, for a view of the past: at a moment, the span index searched at
+    that moment (gitmem.recall.spanview); as of a commit, the view's own keyword index (with
+    context and sources as they stood: gitmem.recall.pastcontext), so that it ranks exactly
+    as a clone checked out there; and the timeline's vectors of every version, restricted to
+    the view's blobs. The same fusion and decay as at HEAD run on top."""
 
-    def __init__(self, timeline: Timeline, view: View, versions: Versions) -> None:
+    def __init__(
+        self,
+        timeline: Timeline,
+        view: View,
+        versions: Versions,
+        spans: Callable[[], Spans] | None = None,
+    ) -> None:
         self.timeline = timeline
         self._versions = versions
+        self._spans = spans
         self.view = view
         self.model = timeline.model
         self.notices: list[str] = []
         self._admitted: dict[Filter, tuple[frozenset[str], list[int]]] = {}
-        self._past_text: PastText | None = None
+        self._past_text: PastText | SpanView | None = None
 
     def ensure_current(self) -> None:
         """A view is fixed once made; the timeline caught up before it was."""
@@ -276,18 +295,27 @@ class PastIndex:
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         return self._text().context_scores(query, ids, weight)
 
-    def _text(self) -> PastText:
-        """The view's keyword index, made on first use (a view asked only to list or read
+    def prepare(self) -> None:
+        """Open a moment's keyword half (the span index, caught up with the timeline)."""
+        if self.view.moment.commit is None:
+            self._text()
+
+    def _text(self) -> PastText | SpanView:
+        """The view's keyword half, opened on first use (a view asked only to list or read
         records never pays for it)."""
         if self._past_text is None:
-            entries = sorted(self.view.entries.values(), key=lambda e: e.path)
-            self._past_text = PastText(self._versions.get([e.blob for e in entries]))
+            if self._spans is not None and self.view.moment.commit is None:
+                t = int(self.view.moment.time.timestamp())
+                self._past_text = SpanView(self._spans(), t)
+            else:
+                entries = sorted(self.view.entries.values(), key=lambda e: e.path)
+                self._past_text = PastText(self._versions.get([e.blob for e in entries]))
         return self._past_text
 
     def close(self) -> None:
-        if self._past_text is not None:
+        if isinstance(self._past_text, PastText):
             self._past_text.close()
-            self._past_text = None
+        self._past_text = None
 
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:

@@ -120,7 +120,7 @@ class Timeline:
     def ensure_current(self) -> None:
         head = self.store.head() or ""
         if self._load() is not None or self.meta("head") != head:
-            with self._locked():
+            with self.locked():
                 problem = self._load()
                 if problem is not None:
                     if self.root.exists():
@@ -130,7 +130,7 @@ class Timeline:
                     self._catch_up(self._connection(), self.root)
 
     def rebuild(self) -> None:
-        with self._locked():
+        with self.locked():
             self._rebuild()
 
     def _load(self) -> str | None:
@@ -166,7 +166,8 @@ class Timeline:
         self._db, self._rows, self._log = None, None, None
         self._entries.clear()
 
-    def _locked(self) -> AbstractContextManager[None]:
+    def locked(self) -> AbstractContextManager[None]:
+        """Held by whoever changes the cache (its span index too)."""
         return cache_lock(
             self.store.cache_dir / "timeline.lock", _LOCK_TIMEOUT, "the time-travel cache"
         )
@@ -225,6 +226,9 @@ class Timeline:
             if rewritten:
                 db.execute("DELETE FROM commits")
                 db.execute("DELETE FROM events")
+                # What the span index (gitmem.recall.spans) replayed is no longer history.
+                epoch = int(meta_value(db, "epoch") or "0") + 1
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('epoch', ?)", (str(epoch),))
             db.executemany(f"INSERT INTO versions VALUES ({marks(COLUMNS)})", versions)
             db.executemany("INSERT INTO rows VALUES (?, ?)", vector_rows)
             db.executemany("INSERT INTO commits VALUES (?, ?, ?)", commits)
@@ -310,12 +314,22 @@ class Timeline:
         files = self.store.repo.files(oid, RECORDS_DIR)
         return self._known((path, blob) for path, blob in files if is_record(path))
 
+    def entry(self, path: str, blob: str | None) -> Entry | None:
+        """The entry of a valid version at its own path (what a view holds); None otherwise."""
+        entry = None if blob is None else self._entries.get(blob)
+        return entry if entry is not None and entry.path == path else None
+
+    def events(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
+        """Every event's effective time, and the events (id, path, blob or None), in the order
+        versions follow (read once per HEAD)."""
+        return self._ordered()
+
     def _known(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Entry]:
         """Entries of the (path, blob) pairs that hold a valid record at its own path."""
         out: dict[str, Entry] = {}
         for path, blob in found:
-            entry = None if blob is None else self._entries.get(blob)
-            if entry is not None and entry.path == path:
+            entry = self.entry(path, blob)
+            if entry is not None:
                 out[entry.id] = entry
         return out
 
