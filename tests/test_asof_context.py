@@ -18,9 +18,9 @@ from test_index import tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
 from gitmem.index.index import Index
+from gitmem.recall.moment import MomentIndex
 from gitmem.recall.pastcontext import PastText
 from gitmem.recall.recall import DEFAULTS, Result
-from gitmem.recall.spanview import SpanView
 from gitmem.store.record import format_time
 
 PRIOR_ONLY = replace(DEFAULTS, context_weight=0.0)
@@ -159,4 +159,4 @@ def test_a_view_keeps_no_index_on_disk_once_dropped(
     assert not any(r.exists() for r in roots[:2])  # the two dropped, removed with them
     moment = travel.moment(earlier).time - timedelta(seconds=1)
     store.recall("bicycle", mode="keyword", now=NOW, as_of=moment)
-    assert isinstance(travel._past(travel.moment(moment))._past_text, SpanView)
+    assert isinstance(travel._past(travel.moment(moment)), MomentIndex)

@@ -13,11 +13,15 @@ from typing import Any
 
 import pytest
 from conftest import git
+from test_index import tiny_model_dir  # noqa: F401  (a fixture)
 from test_timetravel import BEGIN, at, commit, opened, put, remove
 
 from gitmem.api import Store
 from gitmem.index.context import SOURCES
+from gitmem.index.entries import Filter
 from gitmem.index.textindex import TextIndex
+from gitmem.recall.asof import PastIndex
+from gitmem.recall.moment import MomentIndex
 from gitmem.recall.pastcontext import PastText
 from gitmem.recall.spans import DIR
 from gitmem.store.record import Record
@@ -170,7 +174,7 @@ def test_older_work_merged_in_rebuilds_the_spans(store_path: Path, history: dict
     git(root, "checkout", "-q", "main")
     env_merge(root, "side", at(40))
     result = store.recall("lighthouse", as_of=at(13, 13), now=NOW)
-    assert [h.id for h in result.hits][0] == late.id  # its neighbours borrow its lead
+    assert result.hits[0].id == late.id  # its neighbours borrow its lead
     assert path.stat().st_ino != built  # rebuilt, not caught up
     assert store.recall("lighthouse", as_of=at(12, 13), now=NOW).hits == ()
     docs, sources = live(store, int(datetime.fromisoformat(at(13, 13)).timestamp()))
@@ -201,7 +205,7 @@ def test_a_replay_that_died_is_rebuilt_with_the_same_answers(
 def test_a_rewritten_history_rebuilds_the_spans(store_path: Path, history: dict[str, str]) -> None:
     root = store_path
     store = opened(root)
-    assert [h.id for h in store.recall("kettle", as_of=at(45), now=NOW).hits][0] == E.id
+    assert store.recall("kettle", as_of=at(45), now=NOW).hits[0].id == E.id
     built = store.time_travel().spans().inode
     subprocess.run(["git", "reset", "-q", "--hard", history["d"]], cwd=root, check=True)
     put(root, turn("tk-000009", 8, "Kettle descaled with vinegar"))
@@ -211,3 +215,34 @@ def test_a_rewritten_history_rebuilds_the_spans(store_path: Path, history: dict[
     assert store.time_travel().spans().inode != built
     t = int(datetime.fromisoformat(at(45)).timestamp())
     assert live(store, t) == own(store, t)
+
+
+def test_a_moment_ranks_its_vectors_and_reads_its_entries_as_its_view(
+    store_path: Path,
+    history: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    store = opened(store_path, tiny_model_dir)
+    travel = store.time_travel()
+    travel.timeline.ensure_current()
+    filters = [
+        Filter(),
+        Filter(include_superseded=True),
+        Filter(types=("decision",), include_superseded=True),
+        Filter(exclude=frozenset({A.id})),
+    ]
+    compared = 0
+    for t in moments(store)[3:-3]:  # between the first commit and HEAD
+        view = travel.view(travel.moment(datetime.fromtimestamp(t, UTC)))
+        past = PastIndex(travel.timeline, view, travel._versions)
+        moment = MomentIndex(travel.timeline, travel.spans, t)
+        for flt in filters:
+            for q in ("ferry harbour", "colour of the frame", "kettle"):
+                assert moment.semantic(q, 5, flt) == past.semantic(q, 5, flt), (t, flt, q)
+                found = moment.keyword(q, 5, flt)
+                admitted = {rid for rid, e in view.entries.items() if flt.admits(e)}
+                assert {rid for rid, _ in found} <= admitted
+                compared += len(found)
+        assert moment.entries(sorted(view.entries)) == view.entries
+        assert moment.scoring([A.id, "nobody"]) == past.scoring([A.id, "nobody"])
+    assert compared > 50

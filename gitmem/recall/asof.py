@@ -11,17 +11,17 @@ events, and the last few are kept in memory.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.index.entries import Entry, Filter
+from gitmem.recall.moment import MomentIndex, best_per_record
 from gitmem.recall.pastcontext import PastText, Versions
 from gitmem.recall.recall import Options, Result, Source, recall
 from gitmem.recall.spans import Spans, spans_of
-from gitmem.recall.spanview import SpanView
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
 from gitmem.store.record import Record, format_time
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
 
-_KEEP = 4  # views kept in memory: a session asks about one or two moments at a time
+_T = TypeVar("_T")
+_KEEP = 8  # views and rankers kept in memory: a session asks about one or two moments at a time
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class TimeTravel:
         self.store = store
         same = head is not None and model is not None and head.model_name == model.name
         self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
-        self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
+        self._views: OrderedDict[tuple[object, ...], object] = OrderedDict()
         self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
         self._spans: Spans | None = None
 
@@ -119,37 +120,58 @@ class TimeTravel:
     # --- views -------------------------------------------------------------------------------
 
     def view(self, moment: Moment) -> View:
-        return self._past(moment).view
-
-    def _past(self, moment: Moment) -> PastIndex:
+        """Every record as it stood at `moment` (what list, read and diff show)."""
+        found = self._cached(moment, "view")
+        if isinstance(found, View):
+            return found
         timeline = self.timeline
-        timeline.ensure_current()
-        head = timeline.meta("head") or ""
-        t = int(moment.time.timestamp())
-        key = (head, timeline.opened, t, moment.commit)
-        cached = self._views.get(key)
-        if cached is not None:
-            self._views.move_to_end(key)
-            return cached
+        head, t = timeline.meta("head") or "", int(moment.time.timestamp())
         span = timeline.span()
-        notes: tuple[str, ...] = ()
         if moment.commit is not None:
             entries, present = timeline.at_commit(moment.commit), moment.commit == head
         elif span is None or t < span[0]:
-            first = "has no commits" if span is None else "begins at " + _iso(span[0])
-            notes = (f"the store {first}; nothing was remembered as of {moment.label}",)
             entries, present = {}, False
         elif t >= span[1]:
             entries, present = timeline.at_commit(head), True
         else:
             entries, present = timeline.at_time(t), False
+        notes = _before(moment, span)
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        past = self._views[key] = PastIndex(timeline, view, self._versions, self.spans)
+        return self._keep(moment, "view", view)
+
+    def _past(self, moment: Moment) -> PastIndex | MomentIndex:
+        """What recall ranks from: at a moment between the store's first commit and HEAD's
+        written time, the span index searched then (nothing read per record of the view);
+        otherwise (a commit, the present, before the store) the view, with its own index."""
+        found = self._cached(moment, "recall")
+        if isinstance(found, PastIndex | MomentIndex):
+            return found
+        span = self.timeline.span()
+        t = int(moment.time.timestamp())
+        if moment.commit is None and span is not None and span[0] <= t < span[1]:
+            return self._keep(moment, "recall", MomentIndex(self.timeline, self.spans, t))
+        return self._keep(
+            moment, "recall", PastIndex(self.timeline, self.view(moment), self._versions)
+        )
+
+    def _cached(self, moment: Moment, kind: str) -> object:
+        timeline = self.timeline
+        timeline.ensure_current()
+        key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
+        found = self._views.get(key)
+        if found is not None:
+            self._views.move_to_end(key)
+        return found
+
+    def _keep(self, moment: Moment, kind: str, made: _T) -> _T:
+        timeline = self.timeline
+        key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
+        self._views[key] = made
         if len(self._views) > _KEEP:
             # Dropped, not closed: another thread (the MCP server's) may still be searching
             # it; its temporary index goes when the last reference does (weakref.finalize).
             self._views.popitem(last=False)
-        return past
+        return made
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -161,17 +183,18 @@ class TimeTravel:
         present = options.now or datetime.now(UTC)
         present = present if present.tzinfo else present.replace(tzinfo=UTC)
         chosen = replace(options, now=min(when.time, present))
-        if not past.view.present and chosen.mode != "semantic":
+        if not past.present and chosen.mode != "semantic":
             past.prepare()  # here, not in recall's keyword thread: it may catch the cache up
-        result = recall(head_index if past.view.present else past, query, chosen)
-        said = (*self.timeline.notices, *past.view.notes)
+        result = recall(head_index if past.present else past, query, chosen)
+        said = (*self.timeline.notices, *past.notes)
         self.timeline.notices.clear()
         return replace(result, notices=(*said, *result.notices))
 
     def notes(self, when: Moment) -> tuple[str, ...]:
         """What a reader of the view at `when` should be told (a rebuilt cache, a moment
         before the store began), once."""
-        said = (*self.timeline.notices, *self._past(when).view.notes)
+        self.timeline.ensure_current()
+        said = (*self.timeline.notices, *_before(when, self.timeline.span()))
         self.timeline.notices.clear()
         return said
 
@@ -233,32 +256,34 @@ def _id_of(versions: list[Version]) -> str:
     return "the record" if found is None else found.id
 
 
+def _before(moment: Moment, span: tuple[int, int] | None) -> tuple[str, ...]:
+    """The note for a moment before the store's first commit (none for a commit)."""
+    if moment.commit is not None or (span is not None and moment.time.timestamp() >= span[0]):
+        return ()
+    first = "has no commits" if span is None else "begins at " + _iso(span[0])
+    return (f"the store {first}; nothing was remembered as of {moment.label}",)
+
+
 def _iso(t: int) -> str:
     return format_time(datetime.fromtimestamp(t, UTC))
 
 
 class PastIndex:
-    """What recall ranks from, for a view of the past: at a moment, the span index searched at
-    that moment (gitmem.recall.spanview); as of a commit, the view's own keyword index (with
-    context and sources as they stood: gitmem.recall.pastcontext), so that it ranks exactly
-    as a clone checked out there; and the timeline's vectors of every version, restricted to
-    the view's blobs. The same fusion and decay as at HEAD run on top."""
+    """What recall ranks from, for a view as of a commit: the view's own keyword index, with
+    context and sources as they stood (gitmem.recall.pastcontext), so that it ranks exactly as
+    a clone checked out there, and the timeline's vectors of every version, restricted to the
+    view's blobs. The same fusion and decay as at HEAD run on top."""
 
-    def __init__(
-        self,
-        timeline: Timeline,
-        view: View,
-        versions: Versions,
-        spans: Callable[[], Spans] | None = None,
-    ) -> None:
+    def __init__(self, timeline: Timeline, view: View, versions: Versions) -> None:
         self.timeline = timeline
         self._versions = versions
-        self._spans = spans
+        self.present = view.present
+        self.notes = view.notes
         self.view = view
         self.model = timeline.model
         self.notices: list[str] = []
         self._admitted: dict[Filter, tuple[frozenset[str], list[int]]] = {}
-        self._past_text: PastText | SpanView | None = None
+        self._past_text: PastText | None = None
 
     def ensure_current(self) -> None:
         """A view is fixed once made; the timeline caught up before it was."""
@@ -296,26 +321,20 @@ class PastIndex:
         return self._text().context_scores(query, ids, weight)
 
     def prepare(self) -> None:
-        """Open a moment's keyword half (the span index, caught up with the timeline)."""
-        if self.view.moment.commit is None:
-            self._text()
+        """Nothing to open ahead: the view's index is made on its first keyword search."""
 
-    def _text(self) -> PastText | SpanView:
-        """The view's keyword half, opened on first use (a view asked only to list or read
+    def _text(self) -> PastText:
+        """The view's keyword index, made on first use (a view asked only to list or read
         records never pays for it)."""
         if self._past_text is None:
-            if self._spans is not None and self.view.moment.commit is None:
-                t = int(self.view.moment.time.timestamp())
-                self._past_text = SpanView(self._spans(), t)
-            else:
-                entries = sorted(self.view.entries.values(), key=lambda e: e.path)
-                self._past_text = PastText(self._versions.get([e.blob for e in entries]))
+            entries = sorted(self.view.entries.values(), key=lambda e: e.path)
+            self._past_text = PastText(self._versions.get([e.blob for e in entries]))
         return self._past_text
 
     def close(self) -> None:
-        if isinstance(self._past_text, PastText):
+        if self._past_text is not None:
             self._past_text.close()
-        self._past_text = None
+            self._past_text = None
 
     def semantic(self, query: str, n: int, flt: Filter) -> list[tuple[str, float]] | None:
         if self.model is None:
@@ -328,15 +347,7 @@ class PastIndex:
         q = query_row(self.model.encode_query(query))
         ids = self.view.by_blob
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
-        want = n + n // 2
-        while True:
-            pairs = ranking.top(want)
-            best: dict[str, float] = {}
-            for row, score in pairs:
-                best.setdefault(ids[owner[row]], score)
-            if len(best) >= n or len(pairs) < want:
-                return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
-            want *= 4
+        return best_per_record(ranking.top, n, lambda row: ids[owner[row]])
 
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
         return {rid: (entry.updated, entry.weight) for rid, entry in self.entries(ids).items()}

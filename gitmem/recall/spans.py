@@ -41,19 +41,29 @@ from gitmem.index.neighbours import FILE, Neighbours
 from gitmem.index.textdoc import TextFields, keyed_fields, text_fields, with_context
 from gitmem.index.textindex import TextDoc, TextIndex, TextIndexCorrupt
 from gitmem.recall.timeline import Timeline
-from gitmem.recall.timelinedb import Connection, DatabaseError, chunks, connect, marks, meta_value
+from gitmem.recall.timelinedb import (
+    Connection,
+    DatabaseError,
+    chunks,
+    connect,
+    count_events,
+    marks,
+    meta_value,
+    rows_of,
+)
 from gitmem.recall.versions import Made
 
 __all__ = ["Spans", "spans_of"]
 
 DIR = "spans"
-_VERSION = "1"
+_VERSION = "2"
 _BULK = 2000  # a moment touching more records makes every context from one read of the facts
 TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE spans (
     key INTEGER PRIMARY KEY, id TEXT NOT NULL, blob TEXT NOT NULL, context TEXT NOT NULL,
-    source TEXT NOT NULL, active INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER
+    source TEXT NOT NULL, active INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER,
+    row0 INTEGER NOT NULL, nrows INTEGER NOT NULL
 );
 CREATE INDEX spans_by_id ON spans (id);
 CREATE TABLE sources (
@@ -88,17 +98,17 @@ class Spans:
 
 def spans_of(timeline: Timeline, held: Spans | None) -> Spans:
     """The span index of `timeline` as it stands (its `ensure_current` called first), caught up
-    or rebuilt if it is not; `held`: the one this process opened before, reused if current."""
-    times, _ = timeline.events()
+    or rebuilt if it is not; `held`: the one this process opened before, reused if current.
+    Finding it current reads two counts, never the events."""
     epoch = timeline.meta("epoch") or "0"
     root = timeline.root / DIR
     same = held is not None and held.inode == _inode(root / "spans.sqlite")
-    if held is not None and same and _fits(held, times, epoch) == "current":
+    if held is not None and same and _fits(held, timeline, epoch) == "current":
         _follow(held)
         return held
     with timeline.locked():
         spans = _open(root)
-        fit = "rebuild" if spans is None else _fits(spans, times, epoch)
+        fit = "rebuild" if spans is None else _fits(spans, timeline, epoch)
         if spans is not None and fit == "current":
             _follow(spans)
             return spans
@@ -110,7 +120,7 @@ def spans_of(timeline: Timeline, held: Spans | None) -> Spans:
         return _rebuild(timeline, root, epoch)
 
 
-def _fits(spans: Spans, times: Sequence[int], epoch: str) -> str:
+def _fits(spans: Spans, timeline: Timeline, epoch: str) -> str:
     """ "current", "catch up" (only events after the last moment replayed are new), or
     "rebuild"."""
     try:
@@ -122,13 +132,10 @@ def _fits(spans: Spans, times: Sequence[int], epoch: str) -> str:
         meta.get("version") != _VERSION
         or meta.get("state") != "ok"
         or meta.get("epoch") != epoch
-        or not 0 <= position <= len(times)
-        or (position > 0 and times[position - 1] != last)
+        or count_events(timeline.db, last) != position
     ):
         return "rebuild"
-    if position == len(times):
-        return "current"
-    return "catch up" if times[position] > last else "rebuild"
+    return "current" if count_events(timeline.db) == position else "catch up"
 
 
 def _follow(spans: Spans) -> None:
@@ -283,14 +290,16 @@ class _Replay:
         """Open a span for each (id, blob, context) and add its document."""
         missing = [blob for _, blob, _ in fresh if blob not in made]
         made = {**made, **(self.timeline.made(missing) if missing else {})}
+        vectors = rows_of(self.timeline.db, [blob for _, blob, _ in fresh])
         rows, docs = [], []
         for rid, blob, text in fresh:
             key = self._key("spans")
             record, (fields, stored) = made[blob]
             active = int(record.status != SUPERSEDED)
-            rows.append((key, rid, blob, _digest(text), record.source, active, t))
+            first, count = _run(vectors.get(blob, []))
+            rows.append((key, rid, blob, _digest(text), record.source, active, t, first, count))
             docs.append(with_context(_named(fields, stored, f"{rid}@{key}", key, blob), text))
-        self.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, NULL)", rows)
+        self.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)", rows)
         self.add_text(docs, -1)
 
     def _sources(self, t: int, names: Sequence[str]) -> None:
@@ -340,6 +349,14 @@ def _named(fields: dict[str, Any], stored: bytes, name: str, key: int, blob: str
     first = json.dumps([fields["id"]], ensure_ascii=False).encode()[:-1]
     named = json.dumps([name], ensure_ascii=False).encode()[:-1] + stored[len(first) :]
     return {**fields, "id": name, **keyed_fields(key, blob)}, named
+
+
+def _run(rows: list[int]) -> tuple[int, int]:
+    """A version's vector rows as (first, count): appended together, they are contiguous
+    (gitmem.index.catchup); (-1, 0) otherwise, for the semantic half to look them up."""
+    if rows and rows[-1] - rows[0] + 1 == len(rows):
+        return rows[0], len(rows)
+    return -1, 0
 
 
 def _contexts(facts: Neighbours, ids: Sequence[str]) -> Callable[[str], str]:

@@ -1,18 +1,20 @@
-"""The keyword half of a view of the past at a moment, searched in the span index
+"""The keyword half of the memory at a moment, searched in the span index
 (gitmem.recall.spans) instead of an index of the view's own records.
 
 A search asks the span index for its best documents and names only those live at T (t0 <= T <
-t1): their keys are looked up in the spans' table (gitmem.index.texthits keeps fetching while
-too few are named). Nothing here grows with the view: each search reads the rows of the hits
-it looks at. BM25's statistics are those of every span in the index, not of the view alone:
-docs/time-travel.md, "How exact is it?", says what that changes.
+t1) that the filter admits: their keys are looked up in the spans' table (gitmem.index.texthits
+keeps fetching while too few are named). Nothing here grows with the view: each search reads
+the rows of the hits it looks at. BM25's statistics are those of every span in the index, not
+of the view alone: docs/time-travel.md, "How exact is it?", says what that changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from gitmem.index.context import SOURCES_DEPTH
+from gitmem.index.entries import Entry, Filter
 from gitmem.recall.spans import Spans
 from gitmem.recall.timelinedb import chunks, marks
 
@@ -20,20 +22,20 @@ __all__ = ["SpanView"]
 
 _LIVE = "t0 <= ? AND (t1 IS NULL OR t1 > ?)"
 Resolve = Callable[[list[int]], dict[int, tuple[str, str]]]
+Entries = Callable[[Iterable[str]], dict[str, Entry]]  # blob -> entry, of valid versions
 
 
 class SpanView:
-    """What PastText answers for a view at effective time `t`, from the spans live then."""
+    """The span index searched at effective time `t`."""
 
-    def __init__(self, spans: Spans, t: int) -> None:
+    def __init__(self, spans: Spans, t: int, entries: Entries) -> None:
         self.spans = spans
         self.t = t
+        self._entries = entries
 
-    def search(
-        self, query: str, n: int, allowed: frozenset[str] | None, context: float
-    ) -> list[tuple[str, float]]:
-        """(id, BM25 score) of the best records among `allowed` ids (None: all)."""
-        hits = self.spans.text.search(query, n, None, self._live("spans", allowed), context)
+    def search(self, query: str, n: int, flt: Filter, context: float) -> list[tuple[str, float]]:
+        """(id, BM25 score) of the best records live at T that `flt` admits."""
+        hits = self.spans.text.search(query, n, None, self._named(flt), context)
         return [(h.id, h.score) for h in hits if h.key >= 0]  # every span has a key
 
     def ceiling(self, query: str) -> float:
@@ -45,19 +47,19 @@ class SpanView:
         ceiling = sources.ceiling(query)
         if ceiling <= 0 or not ids:
             return {}
-        found = sources.search(query, SOURCES_DEPTH, resolve=self._live("sources", None))
+        found = sources.search(query, SOURCES_DEPTH, resolve=self._sources)
         share = {h.id: min(1.0, h.score / ceiling) for h in found if h.score > 0 and h.key >= 0}
-        rows = self._rows("id, source", "active = 1 AND source != ''", ids)
+        rows = self.rows("id, source", "active = 1 AND source != ''", ids)
         return {rid: share[source] for rid, source in rows if source in share}
 
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
-        named = {f"{rid}@{key}": rid for rid, key in self._rows("id, key", "1", ids)}
+        named = {f"{rid}@{key}": rid for rid, key in self.rows("id, key", "1", ids)}
         scores = self.spans.text.context_scores(query, sorted(named), weight)
         return {named[span]: score for span, score in scores.items() if span in named}
 
-    def _rows(self, columns: str, where: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+    def rows(self, columns: str, where: str, ids: Sequence[str]) -> list[Any]:
         """`columns` of the spans of `ids` live at T that match `where`."""
-        out: list[tuple[str, str]] = []
+        out: list[Any] = []
         for part in chunks(sorted(set(ids))):
             query = (
                 f"SELECT {columns} FROM spans WHERE id IN ({marks(len(part))})"
@@ -66,22 +68,41 @@ class SpanView:
             out.extend(self.spans.db.execute(query, [*part, self.t, self.t]).fetchall())
         return out
 
-    def _live(self, table: str, allowed: frozenset[str] | None) -> Resolve:
-        """Names the keys of `table`'s spans live at T (and among `allowed` ids)."""
-        name = "id" if table == "spans" else "name"
-        blob = "blob" if table == "spans" else "digest"
+    def live(self, columns: str, where: str) -> list[Any]:
+        """`columns` of every span live at T that matches `where` (one scan of the table)."""
+        query = f"SELECT {columns} FROM spans WHERE {_LIVE} AND {where}"
+        return self.spans.db.execute(query, (self.t, self.t)).fetchall()
+
+    def _named(self, flt: Filter) -> Resolve:
+        """Names the keys of the records' spans live at T that `flt` admits."""
 
         def resolve(keys: list[int]) -> dict[int, tuple[str, str]]:
-            out: dict[int, tuple[str, str]] = {}
-            for start in range(0, len(keys), 500):
-                part = keys[start : start + 500]
-                query = (
-                    f"SELECT key, {name}, {blob} FROM {table}"
-                    f" WHERE key IN ({marks(len(part))}) AND {_LIVE}"
-                )
-                for key, rid, version in self.spans.db.execute(query, [*part, self.t, self.t]):
-                    if allowed is None or rid in allowed:
-                        out[key] = (rid, version)
-            return out
+            found = self._keyed("spans", "id, blob, active", keys)
+            if not flt.include_superseded:
+                found = {key: row for key, row in found.items() if row[2]}
+            if flt.narrow:
+                entries = self._entries(row[1] for row in found.values())
+                found = {
+                    key: row
+                    for key, row in found.items()
+                    if (entry := entries.get(row[1])) is not None and flt.admits(entry)
+                }
+            return {key: (row[0], row[1]) for key, row in found.items()}
 
         return resolve
+
+    def _sources(self, keys: list[int]) -> dict[int, tuple[str, str]]:
+        found = self._keyed("sources", "name, digest", keys)
+        return {key: (row[0], row[1]) for key, row in found.items()}
+
+    def _keyed(self, table: str, columns: str, keys: list[int]) -> dict[int, tuple[Any, ...]]:
+        """key -> `columns` of `table`'s spans among `keys` live at T."""
+        out: dict[int, tuple[Any, ...]] = {}
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            query = (
+                f"SELECT key, {columns} FROM {table} WHERE key IN ({marks(len(part))}) AND {_LIVE}"
+            )
+            for key, *row in self.spans.db.execute(query, [*part, self.t, self.t]):
+                out[key] = tuple(row)
+        return out

@@ -32,7 +32,7 @@ from typing import Any
 from gitmem.errors import GitmemError
 from gitmem.index.build import IndexDoc
 from gitmem.index.catchup import embed_docs
-from gitmem.index.entries import Entry, entry_from_row
+from gitmem.index.entries import Entry
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
 from gitmem.recall.timelinedb import (
@@ -41,6 +41,7 @@ from gitmem.recall.timelinedb import (
     DatabaseError,
     chunks,
     connect,
+    entries_of,
     marks,
     meta_value,
     next_row,
@@ -76,10 +77,6 @@ _RESTAMP = (
     ("INSERT OR REPLACE INTO meta VALUES ('made', ?)", [(MADE_VERSION,)]),
 )
 
-# In the order of entries.Entry.
-_ENTRY = (
-    "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
-)
 # Every event in the order versions follow: (effective time, generation, commit id), and in one
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
@@ -281,6 +278,11 @@ class Timeline:
         assert self._db is not None
         return self._db
 
+    @property
+    def db(self) -> Connection:
+        """The cache's database, for gitmem.recall.timelinedb's reads (after ensure_current)."""
+        return self._connection()
+
     # --- reading -----------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
@@ -340,14 +342,8 @@ class Timeline:
             rows = db.execute(_ORDERED).fetchall()
             times = [int(row[0]) for row in rows]
             events = [(str(row[1]), str(row[2]), row[3]) for row in rows]
-            fresh = sorted({blob for _, _, blob in events if blob} - self._entries.keys())
-            for part in chunks(fresh):
-                query = (
-                    f"SELECT {_ENTRY} FROM versions WHERE ok = 1 AND blob IN ({marks(len(part))})"
-                )
-                self._entries.update(
-                    (row[2], entry_from_row(row)) for row in db.execute(query, part)
-                )
+            fresh = {blob for _, _, blob in events if blob} - self._entries.keys()
+            self._entries.update(entries_of(db, fresh))
             self._log = (head, times, events)
         return self._log[1], self._log[2]
 
