@@ -157,6 +157,6 @@ def test_a_view_keeps_no_index_on_disk_once_dropped(
         roots.append(past._past_text.root)
     assert all(r.is_dir() for r in roots[2:])  # the four kept
     assert not any(r.exists() for r in roots[:2])  # the two dropped, removed with them
-    moment = travel.moment(earlier).time - timedelta(seconds=1)
+    moment = travel.moment(earlier).time  # a second before the later turn
     store.recall("bicycle", mode="keyword", now=NOW, as_of=moment)
     assert isinstance(travel._past(travel.moment(moment)), MomentIndex)

@@ -18,6 +18,8 @@ from gitmem.recall.timelinedb import entries_of, rows_of
 
 __all__ = ["MomentIndex", "best_per_record"]
 
+_Rows = tuple[list[tuple[int, int, str]], list[int], list[int]]
+
 
 class MomentIndex:
     """A `recall.Source` for the memory at effective time `t` (between the store's first
@@ -35,6 +37,7 @@ class MomentIndex:
         self._spans = spans
         self._text: SpanView | None = None
         self._entries: dict[str, Entry] = {}
+        self._admitted: dict[Filter, _Rows] = {}
 
     def ensure_current(self) -> None:
         """Fixed once made; the timeline and its spans caught up before."""
@@ -69,6 +72,19 @@ class MomentIndex:
             return None
         from gitmem.index.vectors import Ranking, query_row
 
+        runs, starts, subset = self._rows(flt)
+        q = query_row(self.model.encode_query(query))
+        ranking = Ranking(self.timeline.matrix(), q, subset)
+        return best_per_record(
+            ranking.top, n, lambda row: runs[bisect.bisect_right(starts, row) - 1][2]
+        )
+
+    def _rows(self, flt: Filter) -> _Rows:
+        """The vector rows of the records live at T that `flt` admits: (first row, count, id)
+        of each version in row order, the first rows, and every row (kept per filter)."""
+        found = self._admitted.get(flt)
+        if found is not None:
+            return found
         where = "1" if flt.include_superseded else "active = 1"
         live = self.text().live("id, blob, row0, nrows", where)
         if flt.narrow:
@@ -84,13 +100,9 @@ class MomentIndex:
                 for row in looked.get(blob, ())
             ]
         )
-        starts = [first for first, _, _ in runs]
         subset = [row for first, count, _ in runs for row in range(first, first + count)]
-        q = query_row(self.model.encode_query(query))
-        ranking = Ranking(self.timeline.matrix(), q, subset)
-        return best_per_record(
-            ranking.top, n, lambda row: runs[bisect.bisect_right(starts, row) - 1][2]
-        )
+        found = self._admitted[flt] = (runs, [first for first, _, _ in runs], subset)
+        return found
 
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
         return {rid: (entry.updated, entry.weight) for rid, entry in self.entries(ids).items()}
