@@ -58,6 +58,7 @@ __all__ = ["Spans", "spans_of"]
 DIR = "spans"
 _VERSION = "2"
 _BULK = 2000  # a moment touching more records makes every context from one read of the facts
+_AHEAD = 5000  # events whose versions' Made are read in one go (a store of one-record commits)
 TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE spans (
@@ -203,6 +204,9 @@ def _replay(spans: Spans, timeline: Timeline, start: int) -> None:
                 replay = _Replay(db, facts, timeline, add_text, add_source)
                 i = start
                 while i < len(times):
+                    if i >= replay.ahead:  # the next events' versions, read together
+                        replay.read_ahead(events[i : i + _AHEAD])
+                        replay.ahead = i + _AHEAD
                     end = bisect.bisect_right(times, times[i], i)
                     replay.moment(
                         times[i], {rid: (path, blob) for rid, path, blob in events[i:end]}
@@ -245,6 +249,8 @@ class _Replay:
     ) -> None:
         self.db, self.facts, self.timeline = db, facts, timeline
         self.add_text, self.add_source = add_text, add_source
+        self.ahead = 0  # events read ahead up to here
+        self._made: dict[str, Made] = {}
         self.next = {
             table: int(db.execute(f"SELECT coalesce(max(key), -1) + 1 FROM {table}").fetchone()[0])
             for table in ("spans", "sources")
@@ -262,7 +268,7 @@ class _Replay:
         )
         if not changed:
             return
-        made = timeline.made([b for r in changed if (b := _blob(now[r]))])
+        made = self._versions([b for r in changed if (b := _blob(now[r]))])
         around = facts.around(changed)
         names = set(facts.sources(changed).values())
         facts.drop([rid for rid in changed if now[rid] is None])
@@ -288,8 +294,7 @@ class _Replay:
 
     def _write(self, t: int, fresh: list[tuple[str, str, str]], made: dict[str, Made]) -> None:
         """Open a span for each (id, blob, context) and add its document."""
-        missing = [blob for _, blob, _ in fresh if blob not in made]
-        made = {**made, **(self.timeline.made(missing) if missing else {})}
+        made = {**made, **self._versions([blob for _, blob, _ in fresh if blob not in made])}
         vectors = rows_of(self.timeline.db, [blob for _, blob, _ in fresh])
         rows, docs = [], []
         for rid, blob, text in fresh:
@@ -301,6 +306,19 @@ class _Replay:
             docs.append(with_context(_named(fields, stored, f"{rid}@{key}", key, blob), text))
         self.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)", rows)
         self.add_text(docs, -1)
+
+    def read_ahead(self, events: Sequence[tuple[str, str, str | None]]) -> None:
+        """Keep the Made of the valid versions `events` write (dropping those kept before)."""
+        timeline = self.timeline
+        self._made = timeline.made(
+            sorted({b for _, path, blob in events if (b := _blob(timeline.entry(path, blob)))})
+        )
+
+    def _versions(self, blobs: Sequence[str]) -> dict[str, Made]:
+        """The Made of `blobs`: read ahead, or read now (a neighbour's older version)."""
+        missing = [blob for blob in blobs if blob not in self._made]
+        found = self.timeline.made(missing) if missing else {}
+        return {**{blob: self._made[blob] for blob in blobs if blob in self._made}, **found}
 
     def _sources(self, t: int, names: Sequence[str]) -> None:
         """A span for each source document that changed, as the HEAD index's sources' index
