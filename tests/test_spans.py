@@ -151,6 +151,10 @@ def test_a_catch_up_equals_a_rebuild(store_path: Path, history: dict[str, str]) 
     caught = [store.recall(q, as_of=at(d), now=NOW) for q in ("ferry", "colour") for d in (15, 32)]
     assert (store.cache_dir / "timeline" / DIR / "spans.sqlite").stat().st_ino == built
     incremental = sorted(_rows(store), key=repr)
+    spans = store.time_travel().spans()
+    for table in ("spans", "sources"):  # keys grow with t0: what the search at T filters by
+        starts = [t0 for (t0,) in spans.db.execute(f"SELECT t0 FROM {table} ORDER BY key")]
+        assert starts == sorted(starts) and len(set(starts)) > 3
     shutil.rmtree(store.cache_dir / "timeline" / DIR)
     fresh = opened(root)
     again = [fresh.recall(q, as_of=at(d), now=NOW) for q in ("ferry", "colour") for d in (15, 32)]

@@ -10,7 +10,10 @@ order, one effective second at a time, on the same facts table the HEAD index's 
 at each moment the records whose version changed, and those whose context holds one of them
 before or after, are looked at again. A source's document (the leads of its active records)
 has spans the same way. Documents are never rewritten: a span that closes changes only its
-row's t1, so a search at T names only the hits live at T (gitmem.recall.spanview).
+row's t1, so a search at T names only the hits live at T (gitmem.recall.spanview). Keys are
+given in the order spans open, so they grow with t0 (a replay goes forward in time, and a
+catch-up only past the last second replayed): "t0 <= T" is "key below the first key opened
+after T", which tantivy filters itself.
 
 Layout, in the time-travel cache's directory:
 
@@ -56,7 +59,7 @@ from gitmem.recall.versions import Made
 __all__ = ["Spans", "spans_of"]
 
 DIR = "spans"
-_VERSION = "2"
+_VERSION = "3"
 _BULK = 2000  # a moment touching more records makes every context from one read of the facts
 _AHEAD = 5000  # events whose versions' Made are read in one go (a store of one-record commits)
 TABLES = """
@@ -67,11 +70,13 @@ CREATE TABLE spans (
     row0 INTEGER NOT NULL, nrows INTEGER NOT NULL
 );
 CREATE INDEX spans_by_id ON spans (id);
+CREATE INDEX spans_by_start ON spans (t0);
 CREATE TABLE sources (
     key INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL,
     t0 INTEGER NOT NULL, t1 INTEGER
 );
 CREATE INDEX sources_by_name ON sources (name);
+CREATE INDEX sources_by_start ON sources (t0);
 """
 
 

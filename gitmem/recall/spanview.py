@@ -35,7 +35,8 @@ class SpanView:
 
     def search(self, query: str, n: int, flt: Filter, context: float) -> list[tuple[str, float]]:
         """(id, BM25 score) of the best records live at T that `flt` admits."""
-        hits = self.spans.text.search(query, n, None, self._named(flt), context)
+        below = self._below("spans")
+        hits = self.spans.text.search(query, n, None, self._named(flt), context, below)
         return [(h.id, h.score) for h in hits if h.key >= 0]  # every span has a key
 
     def ceiling(self, query: str) -> float:
@@ -47,7 +48,8 @@ class SpanView:
         ceiling = sources.ceiling(query)
         if ceiling <= 0 or not ids:
             return {}
-        found = sources.search(query, SOURCES_DEPTH, resolve=self._sources)
+        below = self._below("sources")
+        found = sources.search(query, SOURCES_DEPTH, resolve=self._sources, below=below)
         share = {h.id: min(1.0, h.score / ceiling) for h in found if h.score > 0 and h.key >= 0}
         rows = self.rows("id, source", "active = 1 AND source != ''", ids)
         return {rid: share[source] for rid, source in rows if source in share}
@@ -72,6 +74,13 @@ class SpanView:
         """`columns` of every span live at T that matches `where` (one scan of the table)."""
         query = f"SELECT {columns} FROM spans WHERE {_LIVE} AND {where}"
         return self.spans.db.execute(query, (self.t, self.t)).fetchall()
+
+    def _below(self, table: str) -> int | None:
+        """The first key of `table` opened after T (keys grow with t0: gitmem.recall.spans);
+        None when every span opened by T."""
+        query = f"SELECT min(key) FROM {table} WHERE t0 > ?"
+        found = self.spans.db.execute(query, (self.t,)).fetchone()[0]
+        return None if found is None else int(found)
 
     def _named(self, flt: Filter) -> Resolve:
         """Names the keys of the records' spans live at T that `flt` admits."""
