@@ -21,6 +21,7 @@ from gitmem.recall.timelinedb import chunks, marks
 __all__ = ["SpanView"]
 
 _LIVE = "t0 <= ? AND (t1 IS NULL OR t1 > ?)"
+_SOURCES_AT_ONCE = 3000  # live sources' spans searched by their ids (textindex's term set)
 Resolve = Callable[[list[int]], dict[int, tuple[str, str]]]
 Entries = Callable[[Iterable[str]], dict[str, Entry]]  # blob -> entry, of valid versions
 
@@ -32,6 +33,7 @@ class SpanView:
         self.spans = spans
         self.t = t
         self._entries = entries
+        self._sourced: frozenset[str] | None = None
 
     def search(self, query: str, n: int, flt: Filter, context: float) -> list[tuple[str, float]]:
         """(id, BM25 score) of the best records live at T that `flt` admits."""
@@ -48,8 +50,9 @@ class SpanView:
         ceiling = sources.ceiling(query)
         if ceiling <= 0 or not ids:
             return {}
-        below = self._below("sources")
-        found = sources.search(query, SOURCES_DEPTH, resolve=self._sources, below=below)
+        found = sources.search(
+            query, SOURCES_DEPTH, self._live_sources(), self._sources, below=self._below("sources")
+        )
         share = {h.id: min(1.0, h.score / ceiling) for h in found if h.score > 0 and h.key >= 0}
         rows = self.rows("id, source", "active = 1 AND source != ''", ids)
         return {rid: share[source] for rid, source in rows if source in share}
@@ -74,6 +77,23 @@ class SpanView:
         """`columns` of every span live at T that matches `where` (one scan of the table)."""
         query = f"SELECT {columns} FROM spans WHERE {_LIVE} AND {where}"
         return self.spans.db.execute(query, (self.t, self.t)).fetchall()
+
+    def _live_sources(self) -> frozenset[str] | None:
+        """The sources' spans live at T, when few enough for tantivy to search only them (a
+        source's document changes with each of its records: most of its spans are closed);
+        None otherwise (the hits are named out instead). Read once per moment."""
+        if self._sourced is None:
+            rows = self._sources_live("name, key", _SOURCES_AT_ONCE + 1)
+            self._sourced = (
+                frozenset(f"{name}@{key}" for name, key in rows)
+                if len(rows) <= _SOURCES_AT_ONCE
+                else frozenset()
+            )
+        return self._sourced or None
+
+    def _sources_live(self, columns: str, limit: int) -> list[Any]:
+        query = f"SELECT {columns} FROM sources WHERE {_LIVE} LIMIT ?"
+        return self.spans.db.execute(query, (self.t, self.t, limit)).fetchall()
 
     def _below(self, table: str) -> int | None:
         """The first key of `table` opened after T (keys grow with t0: gitmem.recall.spans);
