@@ -250,3 +250,24 @@ def test_a_moment_ranks_its_vectors_and_reads_its_entries_as_its_view(
         assert moment.entries(sorted(view.entries)) == view.entries
         assert moment.scoring([A.id, "nobody"]) == past.scoring([A.id, "nobody"])
     assert compared > 50
+
+
+def test_a_reader_follows_spans_another_process_caught_up(
+    store_path: Path, history: dict[str, str]
+) -> None:
+    root = store_path
+    reader = opened(root)
+    assert reader.recall("lighthouse", as_of=at(30), now=NOW).hits == ()  # spans to day 35
+    built = reader.time_travel().spans().inode
+    put(root, turn("tl-000008", 9, "Lighthouse keeper retired"))
+    commit(root, at(45), "record late")
+    put(root, turn("tz-000010", 10, "Zeppelin seen over the harbour"))
+    commit(root, at(50), "record z")
+    writer = opened(root)  # as another process: catches the spans up to day 50
+    assert [h.id for h in writer.recall("lighthouse", as_of=at(46), now=NOW).hits][:1] == [
+        "tl-000008"
+    ]
+    caught = writer.time_travel().spans()
+    # The reader's spans, opened before, now see what the writer added (reloaded, not reopened).
+    assert reader.recall("lighthouse", as_of=at(46), now=NOW).hits[0].id == "tl-000008"
+    assert caught.inode == built  # caught up in place, not rebuilt
