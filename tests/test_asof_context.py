@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git
 from test_context import NOW, PLAIN, QUERIES, START, fill
 from test_index import tiny, tiny_model_dir  # noqa: F401  (a fixture)
 
 from gitmem.api import Store
 from gitmem.index.index import Index
+from gitmem.recall.moment import MomentIndex
+from gitmem.recall.pastcontext import PastText
 from gitmem.recall.recall import DEFAULTS, Result
 from gitmem.store.record import format_time
 
@@ -141,14 +144,19 @@ def test_explain_as_of_shows_the_context_share_and_the_prior(
 def test_a_view_keeps_no_index_on_disk_once_dropped(
     talk: tuple[Store, dict[str, list[str]], str, str],
 ) -> None:
+    """A view as of a commit indexes its own records in a temporary directory; a view at a
+    moment searches the span index (gitmem.recall.spans) and makes none."""
     store, _, earlier, _ = talk
     travel = store.time_travel()
-    base = travel.moment(earlier).time
+    commits = git(store.root, "rev-list", "-7", "HEAD").split()[1:]
     roots: list[Path] = []
-    for n in range(6):  # more views than are kept in memory, each with its keyword index
-        store.recall("bicycle", mode="keyword", now=NOW, as_of=base - timedelta(seconds=n))
-        past = travel._past(travel.moment(base - timedelta(seconds=n)))
-        assert past._past_text is not None
+    for commit in commits:  # more views than are kept in memory, each with its keyword index
+        store.recall("bicycle", mode="keyword", now=NOW, as_of=commit)
+        past = travel._past(travel.moment(commit))
+        assert isinstance(past._past_text, PastText)
         roots.append(past._past_text.root)
     assert all(r.is_dir() for r in roots[2:])  # the four kept
     assert not any(r.exists() for r in roots[:2])  # the two dropped, removed with them
+    moment = travel.moment(earlier).time  # a second before the later turn
+    store.recall("bicycle", mode="keyword", now=NOW, as_of=moment)
+    assert isinstance(travel._past(travel.moment(moment)), MomentIndex)

@@ -710,7 +710,8 @@ def test_a_later_process_reads_the_versions_an_earlier_view_made_not_the_blobs(
 def test_views_past_the_versions_kept_in_memory_are_answered_whole(
     root: Path, story: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    whens = ["2026-02-15", "2026-03-15", "2026-02-15"]  # 4 records, then 5 (2 not seen yet)
+    # Views as of commits index their own records (at a moment, the span index serves).
+    whens = [story["b"], story["edit"], story["b"]]  # 4 records, then 4 (1 not seen yet)
     expected = [ids(opened(root), "job queue", when) for when in whens]
     monkeypatch.setattr(pastcontext, "_KEPT", 3)  # fewer versions than one view has records
     store = opened(root)
@@ -739,8 +740,8 @@ def _on_cache(store: Store, *statements: str) -> None:
 def test_damaged_or_misplaced_kept_versions_are_made_again_and_replaced(
     root: Path, story: dict[str, str]
 ) -> None:
-    first = opened(root)
-    expected = ids(first, "job queue", "2026-02-15")
+    first = opened(root)  # as of a commit: the view makes its own index from kept versions
+    expected = ids(first, "job queue", story["b"])
     kept = _made_rows(first)
     assert len(kept) >= 2
     one, other = sorted(kept)[:2]
@@ -750,21 +751,21 @@ def test_damaged_or_misplaced_kept_versions_are_made_again_and_replaced(
         f"UPDATE made SET data = (SELECT data FROM made WHERE blob = '{one}')"
         f" WHERE blob != '{one}'",  # the others hold another blob's version
     )  # and the first cut short: zlib fails
-    assert ids(opened(root), "job queue", "2026-02-15") == expected
+    assert ids(opened(root), "job queue", story["b"]) == expected
     assert _made_rows(first) == kept  # made again and replaced
     assert other in kept
 
 
 def test_versions_kept_by_another_making_are_dropped(root: Path, story: dict[str, str]) -> None:
     first = opened(root)
-    expected = ids(first, "job queue", "2026-02-15")
+    expected = ids(first, "job queue", story["b"])
     kept = _made_rows(first)
     _on_cache(
         first,
         "UPDATE meta SET value = 'an older analysis' WHERE key = 'made'",
         "INSERT INTO made VALUES ('stale', x'00')",
     )
-    assert ids(opened(root), "job queue", "2026-02-15") == expected
+    assert ids(opened(root), "job queue", story["b"]) == expected
     assert _made_rows(first) == kept  # the stale row gone, the view's made anew
 
 

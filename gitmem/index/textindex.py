@@ -171,10 +171,12 @@ class TextIndex:
         allowed: frozenset[str] | None = None,
         resolve: Callable[[list[int]], dict[int, tuple[str, str]]] | None = None,
         context: float = 0.0,
+        below: int | None = None,
     ) -> list[TextHit]:
         """The best `limit` records for free text `query`, best first; any text is accepted.
         With `resolve`, hits are named by their keys, and only those it names (see Keys).
-        `context`: the weight of the context field against the body's (0: not searched)."""
+        `context`: the weight of the context field against the body's (0: not searched).
+        `below`: only documents whose key is less (filtered inside tantivy; scores unchanged)."""
         if limit <= 0 or (allowed is not None and not allowed):
             return []
         counted = self._counted
@@ -192,6 +194,14 @@ class TextIndex:
                 [(must, tantivy.Query.const_score_query(only, 0.0)), (must, q)]
             )
             allowed = None
+        if below is not None:
+            keys = tantivy.Query.range_query(
+                self._schema, "key", tantivy.FieldType.Integer, -1, below, False, False
+            )
+            must = tantivy.Occur.Must
+            q = tantivy.Query.boolean_query(
+                [(must, tantivy.Query.const_score_query(keys, 0.0)), (must, q)]
+            )
         try:
             if resolve is not None:
                 with contextlib.suppress(texthits.Unkeyed):

@@ -14,12 +14,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gitmem.errors import NotFound, RecordInvalid, UsageError
 from gitmem.index.entries import Entry, Filter
+from gitmem.recall.moment import MomentIndex, best_per_record
 from gitmem.recall.pastcontext import PastText, Versions
 from gitmem.recall.recall import Options, Result, Source, recall
+from gitmem.recall.spans import Spans, spans_of
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timeparse import AS_OF_ACCEPTED, end_of_day, parse_moment
 from gitmem.store.record import Record, format_time
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
 
-_KEEP = 4  # views kept in memory: a session asks about one or two moments at a time
+_T = TypeVar("_T")
+_KEEP = 8  # views and rankers kept in memory: a session asks about one or two moments at a time
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,15 @@ class TimeTravel:
         self.store = store
         same = head is not None and model is not None and head.model_name == model.name
         self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
-        self._views: OrderedDict[tuple[str, int, int, str | None], PastIndex] = OrderedDict()
+        self._views: OrderedDict[tuple[object, ...], object] = OrderedDict()
         self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
+        self._spans: Spans | None = None
+
+    def spans(self) -> Spans:
+        """The span index, caught up with the timeline (which is caught up first)."""
+        self.timeline.ensure_current()
+        self._spans = spans_of(self.timeline, self._spans)
+        return self._spans
 
     # --- WHEN --------------------------------------------------------------------------------
 
@@ -110,37 +120,58 @@ class TimeTravel:
     # --- views -------------------------------------------------------------------------------
 
     def view(self, moment: Moment) -> View:
-        return self._past(moment).view
-
-    def _past(self, moment: Moment) -> PastIndex:
+        """Every record as it stood at `moment` (what list, read and diff show)."""
+        found = self._cached(moment, "view")
+        if isinstance(found, View):
+            return found
         timeline = self.timeline
-        timeline.ensure_current()
-        head = timeline.meta("head") or ""
-        t = int(moment.time.timestamp())
-        key = (head, timeline.opened, t, moment.commit)
-        cached = self._views.get(key)
-        if cached is not None:
-            self._views.move_to_end(key)
-            return cached
+        head, t = timeline.meta("head") or "", int(moment.time.timestamp())
         span = timeline.span()
-        notes: tuple[str, ...] = ()
         if moment.commit is not None:
             entries, present = timeline.at_commit(moment.commit), moment.commit == head
         elif span is None or t < span[0]:
-            first = "has no commits" if span is None else "begins at " + _iso(span[0])
-            notes = (f"the store {first}; nothing was remembered as of {moment.label}",)
             entries, present = {}, False
         elif t >= span[1]:
             entries, present = timeline.at_commit(head), True
         else:
             entries, present = timeline.at_time(t), False
+        notes = _before(moment, span)
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        past = self._views[key] = PastIndex(timeline, view, self._versions)
+        return self._keep(moment, "view", view)
+
+    def _past(self, moment: Moment) -> PastIndex | MomentIndex:
+        """What recall ranks from: at a moment between the store's first commit and HEAD's
+        written time, the span index searched then (nothing read per record of the view);
+        otherwise (a commit, the present, before the store) the view, with its own index."""
+        found = self._cached(moment, "recall")
+        if isinstance(found, PastIndex | MomentIndex):
+            return found
+        span = self.timeline.span()
+        t = int(moment.time.timestamp())
+        if moment.commit is None and span is not None and span[0] <= t < span[1]:
+            return self._keep(moment, "recall", MomentIndex(self.timeline, self.spans, t))
+        return self._keep(
+            moment, "recall", PastIndex(self.timeline, self.view(moment), self._versions)
+        )
+
+    def _cached(self, moment: Moment, kind: str) -> object:
+        timeline = self.timeline
+        timeline.ensure_current()
+        key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
+        found = self._views.get(key)
+        if found is not None:
+            self._views.move_to_end(key)
+        return found
+
+    def _keep(self, moment: Moment, kind: str, made: _T) -> _T:
+        timeline = self.timeline
+        key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
+        self._views[key] = made
         if len(self._views) > _KEEP:
             # Dropped, not closed: another thread (the MCP server's) may still be searching
             # it; its temporary index goes when the last reference does (weakref.finalize).
             self._views.popitem(last=False)
-        return past
+        return made
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -152,15 +183,18 @@ class TimeTravel:
         present = options.now or datetime.now(UTC)
         present = present if present.tzinfo else present.replace(tzinfo=UTC)
         chosen = replace(options, now=min(when.time, present))
-        result = recall(head_index if past.view.present else past, query, chosen)
-        said = (*self.timeline.notices, *past.view.notes)
+        if not past.present and chosen.mode != "semantic":
+            past.prepare()  # here, not in recall's keyword thread: it may catch the cache up
+        result = recall(head_index if past.present else past, query, chosen)
+        said = (*self.timeline.notices, *past.notes)
         self.timeline.notices.clear()
         return replace(result, notices=(*said, *result.notices))
 
     def notes(self, when: Moment) -> tuple[str, ...]:
         """What a reader of the view at `when` should be told (a rebuilt cache, a moment
         before the store began), once."""
-        said = (*self.timeline.notices, *self._past(when).view.notes)
+        self.timeline.ensure_current()
+        said = (*self.timeline.notices, *_before(when, self.timeline.span()))
         self.timeline.notices.clear()
         return said
 
@@ -222,19 +256,29 @@ def _id_of(versions: list[Version]) -> str:
     return "the record" if found is None else found.id
 
 
+def _before(moment: Moment, span: tuple[int, int] | None) -> tuple[str, ...]:
+    """The note for a moment before the store's first commit (none for a commit)."""
+    if moment.commit is not None or (span is not None and moment.time.timestamp() >= span[0]):
+        return ()
+    first = "has no commits" if span is None else "begins at " + _iso(span[0])
+    return (f"the store {first}; nothing was remembered as of {moment.label}",)
+
+
 def _iso(t: int) -> str:
     return format_time(datetime.fromtimestamp(t, UTC))
 
 
 class PastIndex:
-    """What recall ranks from, for a view of the past: the view's own keyword index, with
-    context and sources as they stood (gitmem.recall.pastcontext), and the timeline's vectors
-    of every version, restricted to the view's blobs. The same fusion and decay as at HEAD
-    run on top."""
+    """What recall ranks from, for a view as of a commit: the view's own keyword index, with
+    context and sources as they stood (gitmem.recall.pastcontext), so that it ranks exactly as
+    a clone checked out there, and the timeline's vectors of every version, restricted to the
+    view's blobs. The same fusion and decay as at HEAD run on top."""
 
     def __init__(self, timeline: Timeline, view: View, versions: Versions) -> None:
         self.timeline = timeline
         self._versions = versions
+        self.present = view.present
+        self.notes = view.notes
         self.view = view
         self.model = timeline.model
         self.notices: list[str] = []
@@ -276,6 +320,9 @@ class PastIndex:
     def context_scores(self, query: str, ids: Sequence[str], weight: float) -> dict[str, float]:
         return self._text().context_scores(query, ids, weight)
 
+    def prepare(self) -> None:
+        """Nothing to open ahead: the view's index is made on its first keyword search."""
+
     def _text(self) -> PastText:
         """The view's keyword index, made on first use (a view asked only to list or read
         records never pays for it)."""
@@ -300,15 +347,7 @@ class PastIndex:
         q = query_row(self.model.encode_query(query))
         ids = self.view.by_blob
         ranking = Ranking(matrix, q, subset)  # the product once, however far `want` widens
-        want = n + n // 2
-        while True:
-            pairs = ranking.top(want)
-            best: dict[str, float] = {}
-            for row, score in pairs:
-                best.setdefault(ids[owner[row]], score)
-            if len(best) >= n or len(pairs) < want:
-                return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
-            want *= 4
+        return best_per_record(ranking.top, n, lambda row: ids[owner[row]])
 
     def scoring(self, ids: Sequence[str]) -> dict[str, tuple[int, float]]:
         return {rid: (entry.updated, entry.weight) for rid, entry in self.entries(ids).items()}

@@ -32,7 +32,7 @@ from typing import Any
 from gitmem.errors import GitmemError
 from gitmem.index.build import IndexDoc
 from gitmem.index.catchup import embed_docs
-from gitmem.index.entries import Entry, entry_from_row
+from gitmem.index.entries import Entry
 from gitmem.index.model import ModelRef
 from gitmem.recall.commitwalk import is_record, walk
 from gitmem.recall.timelinedb import (
@@ -41,6 +41,7 @@ from gitmem.recall.timelinedb import (
     DatabaseError,
     chunks,
     connect,
+    entries_of,
     marks,
     meta_value,
     next_row,
@@ -76,10 +77,6 @@ _RESTAMP = (
     ("INSERT OR REPLACE INTO meta VALUES ('made', ?)", [(MADE_VERSION,)]),
 )
 
-# In the order of entries.Entry.
-_ENTRY = (
-    "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
-)
 # Every event in the order versions follow: (effective time, generation, commit id), and in one
 # commit a write after a deletion (a record that moved to another type's directory).
 _COMMITS = "SELECT oid, t, gen FROM commits"
@@ -120,7 +117,7 @@ class Timeline:
     def ensure_current(self) -> None:
         head = self.store.head() or ""
         if self._load() is not None or self.meta("head") != head:
-            with self._locked():
+            with self.locked():
                 problem = self._load()
                 if problem is not None:
                     if self.root.exists():
@@ -130,7 +127,7 @@ class Timeline:
                     self._catch_up(self._connection(), self.root)
 
     def rebuild(self) -> None:
-        with self._locked():
+        with self.locked():
             self._rebuild()
 
     def _load(self) -> str | None:
@@ -166,7 +163,8 @@ class Timeline:
         self._db, self._rows, self._log = None, None, None
         self._entries.clear()
 
-    def _locked(self) -> AbstractContextManager[None]:
+    def locked(self) -> AbstractContextManager[None]:
+        """Held by whoever changes the cache (its span index too)."""
         return cache_lock(
             self.store.cache_dir / "timeline.lock", _LOCK_TIMEOUT, "the time-travel cache"
         )
@@ -225,6 +223,9 @@ class Timeline:
             if rewritten:
                 db.execute("DELETE FROM commits")
                 db.execute("DELETE FROM events")
+                # What the span index (gitmem.recall.spans) replayed is no longer history.
+                epoch = int(meta_value(db, "epoch") or "0") + 1
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('epoch', ?)", (str(epoch),))
             db.executemany(f"INSERT INTO versions VALUES ({marks(COLUMNS)})", versions)
             db.executemany("INSERT INTO rows VALUES (?, ?)", vector_rows)
             db.executemany("INSERT INTO commits VALUES (?, ?, ?)", commits)
@@ -277,6 +278,11 @@ class Timeline:
         assert self._db is not None
         return self._db
 
+    @property
+    def db(self) -> Connection:
+        """The cache's database, for gitmem.recall.timelinedb's reads (after ensure_current)."""
+        return self._connection()
+
     # --- reading -----------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
@@ -310,12 +316,22 @@ class Timeline:
         files = self.store.repo.files(oid, RECORDS_DIR)
         return self._known((path, blob) for path, blob in files if is_record(path))
 
+    def entry(self, path: str, blob: str | None) -> Entry | None:
+        """The entry of a valid version at its own path (what a view holds); None otherwise."""
+        entry = None if blob is None else self._entries.get(blob)
+        return entry if entry is not None and entry.path == path else None
+
+    def events(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
+        """Every event's effective time, and the events (id, path, blob or None), in the order
+        versions follow (read once per HEAD)."""
+        return self._ordered()
+
     def _known(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Entry]:
         """Entries of the (path, blob) pairs that hold a valid record at its own path."""
         out: dict[str, Entry] = {}
         for path, blob in found:
-            entry = None if blob is None else self._entries.get(blob)
-            if entry is not None and entry.path == path:
+            entry = self.entry(path, blob)
+            if entry is not None:
                 out[entry.id] = entry
         return out
 
@@ -326,14 +342,8 @@ class Timeline:
             rows = db.execute(_ORDERED).fetchall()
             times = [int(row[0]) for row in rows]
             events = [(str(row[1]), str(row[2]), row[3]) for row in rows]
-            fresh = sorted({blob for _, _, blob in events if blob} - self._entries.keys())
-            for part in chunks(fresh):
-                query = (
-                    f"SELECT {_ENTRY} FROM versions WHERE ok = 1 AND blob IN ({marks(len(part))})"
-                )
-                self._entries.update(
-                    (row[2], entry_from_row(row)) for row in db.execute(query, part)
-                )
+            fresh = {blob for _, _, blob in events if blob} - self._entries.keys()
+            self._entries.update(entries_of(db, fresh))
             self._log = (head, times, events)
         return self._log[1], self._log[2]
 

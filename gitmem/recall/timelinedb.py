@@ -4,8 +4,10 @@ opened, and the few statements every part of the cache runs."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+
+from gitmem.index.entries import Entry, entry_from_row
 
 __all__ = [
     "TABLES",
@@ -13,11 +15,19 @@ __all__ = [
     "DatabaseError",
     "chunks",
     "connect",
+    "count_events",
+    "entries_of",
     "marks",
     "meta_value",
     "next_row",
+    "rows_of",
     "write",
 ]
+
+# In the order of entries.Entry.
+ENTRY = (
+    "id, path, blob, type, title, abstract, tags, agent, scope, status, created, updated, weight"
+)
 
 Connection = sqlite3.Connection
 DatabaseError = sqlite3.DatabaseError
@@ -88,3 +98,29 @@ def marks(n: int) -> str:
 def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def count_events(db: sqlite3.Connection, upto: int | None = None) -> int:
+    """Events in the table; with `upto`, those at or before that effective time."""
+    if upto is None:
+        return int(db.execute("SELECT count(*) FROM events").fetchone()[0])
+    return int(db.execute("SELECT count(*) FROM events WHERE t <= ?", (upto,)).fetchone()[0])
+
+
+def entries_of(db: sqlite3.Connection, blobs: Iterable[str]) -> dict[str, Entry]:
+    """blob -> the entry of each valid version among `blobs`."""
+    out: dict[str, Entry] = {}
+    for part in chunks(sorted(set(blobs))):
+        query = f"SELECT {ENTRY} FROM versions WHERE ok = 1 AND blob IN ({marks(len(part))})"
+        out.update((row[2], entry_from_row(row)) for row in db.execute(query, part))
+    return out
+
+
+def rows_of(db: sqlite3.Connection, blobs: Iterable[str]) -> dict[str, list[int]]:
+    """blob -> its vector rows, in order."""
+    out: dict[str, list[int]] = {}
+    for part in chunks(sorted(set(blobs))):
+        query = f"SELECT row, blob FROM rows WHERE blob IN ({marks(len(part))}) ORDER BY row"
+        for row, blob in db.execute(query, part):
+            out.setdefault(blob, []).append(int(row))
+    return out
