@@ -10,7 +10,8 @@ the in-process recall figure asks (bench_recall.queries(200)), encoded by the st
 For each query, the exact 10 best rows (one product of all the queries with each block of
 rows, float32) against:
 
-- the graph alone: its 10 best keys (its distances are float16);
+- the graph alone: its 10 best keys (its distances in the graph's storage: float16
+  until session 14, int8 since);
 - the product's semantic ranking, gitmem.index.vectors.GraphRanking: the graph's candidates
   (and any row appended since it was saved) scored exactly from the vector file, its top 10.
 

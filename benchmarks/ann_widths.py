@@ -1,5 +1,7 @@
-"""How wide the vector graph must search (gitmem/index/ann.py's search_width): one usearch
-graph of the first ROWS vectors, then recall@10 against exact and p50 at several widths.
+"""How wide the vector graph must search: one usearch graph of the first ROWS vectors, then
+recall@10 against exact and p50 at several widths. It builds session 13's graph (float16,
+16 links, 128 candidates a node), whose figures set the widths until session 14; the product's
+build and widths since session 15 (int8, 24 links) were measured by benchmarks/ann_config.py.
 Run in a venv with usearch (benchmarks/ann_choice.py says how the vectors are made).
 
     python benchmarks/ann_widths.py ROWS VECTORS.npy QUERIES.npy

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.index.annfiles import Prepared, check, drop, drop_others, graph_paths, install
-from gitmem.index.annstamp import Stamp, describing, identity, read_stamp
+from gitmem.index.annstamp import Stamp, describing, identity, newer, read_stamp
 from gitmem.index.extension import load_alone
 from gitmem.index.verify import crc32
 
@@ -89,11 +89,11 @@ KEEP = 0.8  # a graph once built is kept down to this share of THRESHOLD live ro
 # recall@10 against exact (candidates rescored) of 0.989 instead of 0.997 at 200k rows of the
 # benchmark's vectors; 40 candidates, or 12 links a node, fall to 0.98. The storage and the
 # links, on the million-record store's own vectors (sessions 14 and 15, "The graph's
-# configuration at a million"): int8 (under the cosine: under "ip", unit rows of 256
-# dimensions keep too few levels) with 24 links reaches a given recall at ~0.75x float16 with
-# 16 links' width, for ~0.87x its search time (0.988 at 1536 wide in 18.7 ms against 2048 wide
-# in 21.4 ms, 300 queries at a million), 0.71x the graph's size, 1.1x the build's CPU. Its own
-# order is poorer (0.90 of the top 10): the product rescores the candidates exactly anyway.
+# configuration at a million"): int8 (under the cosine, as session 14 measured it) with 24
+# links reaches a given recall at ~0.75x float16 with 16 links' width, for ~0.87x its search
+# time (0.988 at 1536 wide in 18.7 ms against 2048 wide in 21.4 ms, 300 queries at a million),
+# 0.71x the graph's size, 1.1x the build's CPU. Its own order is poorer (0.90 of the top 10):
+# the product rescores the candidates exactly anyway.
 _DTYPE, _METRIC = "i8", "cos"
 _CONNECTIVITY = 24
 _EXPANSION_ADD = 64
@@ -229,7 +229,12 @@ def _load(path: Path, *, view: bool) -> Any:
     from usearch.index import Index
 
     try:
-        return Index.restore(str(path), view=view)
+        index = Index.restore(str(path), view=view)
+        if index is not None:
+            # Not saved in the file: usearch's default (128) would extend it unlike a graph
+            # built whole. (The property has a setter that type checkers do not see.)
+            index.expansion_add = _EXPANSION_ADD  # type: ignore[misc]
+        return index
     except (OSError, RuntimeError, ValueError):
         return None
 
@@ -279,6 +284,8 @@ def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outco
         if described is not None and described.covered <= rows and _header(path, dim):
             return Outcome(build=not _near(described, rows, dead))
         said = f"the search index's vector graph {path.name} is damaged"
+    elif newer(stamp_path):  # a newer gitmem's graph (another install on this store): its own
+        return Outcome()  # to keep; readers here rank exactly
     elif path.exists() or stamp_path.exists():
         said = f"the search index's vector graph {path.name} is out of date"
     else:
