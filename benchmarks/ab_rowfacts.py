@@ -10,7 +10,8 @@ facts into that tree's form, whole or chunks, which is a one-time cost of switch
 two timed catch-ups after 100 new records each (appended rows: one or two chunks dirty) and
 two after 100 edits of records picked at random (their old rows die all over the store),
 and the time a reader takes to read all the row facts (`Catalog.row_facts`, median of 3).
-`--profile OUT` instead runs one catch-up after 100 edits under cProfile in this process.
+`--profile OUT` instead runs one catch-up after 100 edits (`--kind new`: 100 new records)
+under cProfile in this process.
 The store is written to: use a copy.
 """
 
@@ -95,17 +96,16 @@ def one(root: Path) -> dict[str, Any]:
     }
 
 
-def profile(root: Path, out: Path) -> None:
+def profile(root: Path, out: Path, kind: str = "edits") -> None:
     from gitmem.api import Store
 
     store = Store.open(root)
     store.index()
-    for rid in _ids(root, 100):
-        store.amend(rid, {"abstract": f"profiled {random.randrange(10**6)}"})
+    write_batch(store, kind)
     profiler = cProfile.Profile()
     began = time.perf_counter()
     profiler.runcall(store.index)
-    print(f"catch-up after 100 edits: {time.perf_counter() - began:.2f} s", flush=True)
+    print(f"catch-up after 100 {kind}: {time.perf_counter() - began:.2f} s", flush=True)
     with out.open("w") as stream:
         pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(45)
 
@@ -113,12 +113,13 @@ def profile(root: Path, out: Path) -> None:
 def main() -> None:
     parser = ab_parser(__doc__)
     parser.add_argument("--profile", type=Path, help="cProfile one catch-up to this file")
+    parser.add_argument("--kind", choices=("edits", "new"), default="edits", help="for --profile")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one(args.store)))
         return
     if args.profile:
-        profile(args.store, args.profile)
+        profile(args.store, args.profile, args.kind)
         return
     runs = alternated(__file__, args.store, args.trees, args.rounds)
     summary = {
