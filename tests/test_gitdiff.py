@@ -274,3 +274,27 @@ def test_modes_as_written(tmp_path: Path) -> None:
             assert reader.diff(old, new) == libgit2_diff(tmp_path, old, new), (old, new)
     assert [c.path for c in reader.diff(trees[0], trees[1])] == ["a", "c"]
     assert [c.path for c in reader.diff(trees[2], trees[3])] == ["e"]
+
+
+def test_a_tree_pruned_while_held_is_diffed_from_what_libgit2_holds(tmp_path: Path) -> None:
+    """`gitmem purge` rewrites history and prunes the old objects while another Store of the
+    same repository still holds the old commit's trees parsed (libgit2's object cache): its
+    next diff from that commit reads them from there, as libgit2's whole diff always did,
+    rather than failing on the object database (tests/test_purge.py met this)."""
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(root))
+    (root / "dir").mkdir()
+    (root / "dir" / "a.md").write_text("one")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "dir" / "a.md").write_text("two")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "new")
+    old, new = git(root, "rev-parse", "HEAD~1", "HEAD").split()
+    reader = GitReader.open(root)
+    expected = reader.diff(old, new)
+    assert [c.path for c in expected] == ["dir/a.md"]
+    assert list(reader.files(old, "dir")) == [("dir/a.md", expected[0].old)]  # now held
+    for oid in git(root, "rev-parse", f"{old}^{{tree}}", f"{old}:dir").split():
+        (root / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    assert reader.diff(old, new) == expected

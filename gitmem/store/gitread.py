@@ -270,7 +270,13 @@ class GitReader:
         return entry.id.raw if entry.type_str == "tree" else None
 
     def _raw_tree(self, tree_id: bytes) -> bytes | None:
-        kind, data = self._repo.odb.read(pygit2.Oid(raw=tree_id))
+        """A tree's raw object; None if it is not a tree, or not in the object database any
+        more (a purge pruned it while this repository still holds it parsed: libgit2's diff
+        then reads what it holds, as it always did)."""
+        try:
+            kind, data = self._repo.odb.read(pygit2.Oid(raw=tree_id))
+        except KeyError:  # pygit2's NotFoundError
+            return None
         return bytes(data) if kind == pygit2.enums.ObjectType.TREE else None
 
     def _tree_object(self, tree_id: bytes | None) -> pygit2.Tree | None:

@@ -11,7 +11,7 @@ being (hex id, mode) or None, in git's order: a directory sorts as its name and 
 comes once as the file and once as the directory's files. gitmem.store.gitread reads the
 objects (pygit2 is its to import) and makes Changes of them; a tree on one side only it lists
 with libgit2 (`whole`: faster for a large one, as a new month of records is), and so a tree
-this module cannot parse.
+this module cannot read or parse.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["Pair", "Read", "Side", "Whole", "pairs"]
 
 Side = tuple[str, int]  # an entry's hex id and mode
 Pair = tuple[str, Side | None, Side | None]  # path, before, after
-Read = Callable[[bytes], bytes | None]  # a tree's raw id -> its raw object (None: not a tree)
+Read = Callable[[bytes], bytes | None]  # a tree's raw id -> its raw object (None: unreadable)
 Whole = Callable[[bytes | None, bytes | None, str], Iterator[Pair]]  # libgit2's, at a path
 
 _TREE = 0o040000
