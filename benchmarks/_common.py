@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import hashlib
 import json
@@ -110,6 +111,40 @@ def git_identity_env() -> dict[str, str]:
 def write_json(path: str | None, data: dict[str, Any]) -> None:
     if path:
         Path(path).write_text(json.dumps(data, indent=2) + "\n")
+
+
+def ab_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a before/after script run through `alternated`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("store", type=Path)
+    parser.add_argument("--trees", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def ab_report(path: str | None, runs: dict[str, list[Any]], summary: dict[str, Any]) -> None:
+    print(json.dumps(summary, indent=1), flush=True)
+    write_json(path, {"machine": machine(), "runs": runs, "summary": summary})
+
+
+def alternated(script: str, store: Path, trees: list[Path], rounds: int) -> dict[str, list[Any]]:
+    """Each round, one process of `script STORE --one` for each code tree in turn (`PYTHONPATH`
+    that tree; ABBA order across rounds), and the JSON each printed last, by tree."""
+    runs: dict[str, list[Any]] = {str(tree): [] for tree in trees}
+    for n in range(rounds):
+        for tree in trees if n % 2 == 0 else trees[::-1]:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            command = [sys.executable, script, str(store), "--one"]
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode:
+                print(f"round {n} {tree}: failed\n{done.stderr[-2000:]}", flush=True)
+                continue
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[str(tree)].append(result)
+            print(f"round {n} {tree}: {result}", flush=True)
+    return runs
 
 
 def run_quiet(cmd: list[str], env: dict[str, str] | None = None) -> None:

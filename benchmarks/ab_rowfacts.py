@@ -10,26 +10,24 @@ facts into that tree's form, whole or chunks, which is a one-time cost of switch
 two timed catch-ups after 100 new records each (appended rows: one or two chunks dirty) and
 two after 100 edits of records picked at random (their old rows die all over the store),
 and the time a reader takes to read all the row facts (`Catalog.row_facts`, median of 3).
-`--profile OUT` instead runs one catch-up after 100 edits under cProfile in this process.
+`--profile OUT` instead runs one catch-up after 100 edits (`--kind new`: 100 new records)
+under cProfile in this process.
 The store is written to: use a copy.
 """
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import json
 import os
 import pstats
 import random
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import machine, median, write_json
+from _common import ab_parser, ab_report, alternated, median
 
 
 def _ids(root: Path, count: int) -> list[str]:
@@ -51,7 +49,8 @@ def _ids(root: Path, count: int) -> list[str]:
         db.close()
 
 
-def _catch_up(store: Any, kind: str) -> float:
+def write_batch(store: Any, kind: str) -> None:
+    """100 commits: new records ("new"), or edits of records picked at random ("edits")."""
     tag = random.randrange(10**6)
     if kind == "new":
         for i in range(100):
@@ -59,6 +58,10 @@ def _catch_up(store: Any, kind: str) -> float:
     else:
         for i, rid in enumerate(_ids(store.root, 100)):
             store.amend(rid, {"abstract": f"edited {tag}-{i}"})
+
+
+def _catch_up(store: Any, kind: str) -> float:
+    write_batch(store, kind)
     began = time.perf_counter()
     store.index()
     return time.perf_counter() - began
@@ -93,52 +96,32 @@ def one(root: Path) -> dict[str, Any]:
     }
 
 
-def profile(root: Path, out: Path) -> None:
+def profile(root: Path, out: Path, kind: str = "edits") -> None:
     from gitmem.api import Store
 
     store = Store.open(root)
     store.index()
-    for rid in _ids(root, 100):
-        store.amend(rid, {"abstract": f"profiled {random.randrange(10**6)}"})
+    write_batch(store, kind)
     profiler = cProfile.Profile()
     began = time.perf_counter()
     profiler.runcall(store.index)
-    print(f"catch-up after 100 edits: {time.perf_counter() - began:.2f} s", flush=True)
+    print(f"catch-up after 100 {kind}: {time.perf_counter() - began:.2f} s", flush=True)
     with out.open("w") as stream:
         pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(45)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("store", type=Path)
-    parser.add_argument("--trees", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--json")
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser = ab_parser(__doc__)
     parser.add_argument("--profile", type=Path, help="cProfile one catch-up to this file")
+    parser.add_argument("--kind", choices=("edits", "new"), default="edits", help="for --profile")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one(args.store)))
         return
     if args.profile:
-        profile(args.store, args.profile)
+        profile(args.store, args.profile, args.kind)
         return
-    runs: dict[str, list[dict[str, Any]]] = {str(tree): [] for tree in args.trees}
-    for n in range(args.rounds):
-        for tree in args.trees if n % 2 == 0 else args.trees[::-1]:
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            done = subprocess.run(
-                [sys.executable, __file__, str(args.store), "--one"],
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode:
-                print(f"round {n} {tree}: failed\n{done.stderr[-2000:]}", flush=True)
-                continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            runs[str(tree)].append(result)
-            print(f"round {n} {tree}: {result}", flush=True)
+    runs = alternated(__file__, args.store, args.trees, args.rounds)
     summary = {
         tree: {
             "new_s_median": median([t for r in got for t in r["new_s"]]),
@@ -148,9 +131,7 @@ def main() -> None:
         for tree, got in runs.items()
         if got
     }
-    print(json.dumps(summary, indent=1), flush=True)
-    if args.json:
-        write_json(args.json, {"machine": machine(), "runs": runs, "summary": summary})
+    ab_report(args.json, runs, summary)
 
 
 if __name__ == "__main__":

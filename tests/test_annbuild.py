@@ -123,7 +123,10 @@ def test_a_compaction_keeps_the_graph_a_little_below_the_threshold(
     old = VectorFile(tmp_path / "vectors.f32", 32)
     old.append(clustered(120, 32))
     built(tmp_path, old, 120, np.zeros(120, dtype=bool))
-    dead = np.zeros(90, dtype=bool)  # 90 live rows renumbered into a new file: 0.8-1 x 100
+
+    def dead(rows: int) -> int:  # 90 live rows renumbered into a new file: 0.8-1 x 100
+        return 0
+
     assert ann.plan(tmp_path, "vectors-1.f32", 90, dead, 32) == ann.Outcome(build=True)
     assert not list(tmp_path.glob("ann-vectors.*"))  # the old file's graph is gone
     assert ann.plan(tmp_path, "vectors-2.f32", 90, dead, 32) == ann.Outcome()  # none had been

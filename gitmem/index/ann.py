@@ -252,6 +252,9 @@ def _new(dim: int) -> Any:
     )
 
 
+Dead = Callable[[int], int]  # the number of dead rows among the first n
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a writer's `plan` found: a notice to give, and whether the builder is wanted."""
@@ -260,9 +263,9 @@ class Outcome:
     build: bool = False
 
 
-def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outcome:
+def plan(root: Path, vectors_name: str, rows: int, dead: Dead, dim: int) -> Outcome:
     """A writer's step, under the index lock, for the vector file `vectors_name` of `rows` rows
-    with `dead` (a boolean array, True for each dead row): remove graphs that must go, and say
+    with `dead` (the dead rows among the first n): remove graphs that must go, and say
     whether the builder should bring the graph up (none yet, unusable, or more than
     `LAZY_ROWS` behind). It reads the graph's stat and header, never the whole graph.
     A graph is wanted from THRESHOLD live rows and kept down to `KEEP` x THRESHOLD, so that
@@ -271,9 +274,9 @@ def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outco
     it leaves the graph as it is, for the install that built it (readers here rank exactly)."""
     path, stamp_path = graph_paths(root, vectors_name)
     had = drop_others(root, path, stamp_path) or stamp_path.exists()
-    if not available():  # `dead` may be None then: not read
+    if not available():  # `dead` is not asked then
         return Outcome()
-    live = rows - int(dead[:rows].sum())
+    live = rows - dead(rows)
     if live < KEEP * THRESHOLD or (live < THRESHOLD and not had):
         path.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)
@@ -295,11 +298,11 @@ def plan(root: Path, vectors_name: str, rows: int, dead: Any, dim: int) -> Outco
     return Outcome(f"{said}; building it again in the background", build=True)
 
 
-def _near(stamp: Stamp, rows: int, dead: Any) -> bool:
+def _near(stamp: Stamp, rows: int, dead: Dead) -> bool:
     """Whether a graph saved as `stamp` is near enough to `rows` rows to leave as is."""
     if rows - stamp.covered > LAZY_ROWS:
         return False
-    return int(dead[: stamp.covered].sum()) - stamp.removed <= LAZY_ROWS
+    return dead(stamp.covered) - stamp.removed <= LAZY_ROWS
 
 
 def _header(path: Path, dim: int) -> bool:

@@ -82,21 +82,20 @@ _INDEX_LOCK_TIMEOUT = 300.0
 def plan(root: Path, vectors: VectorFile, catalog: Catalog) -> ann.Outcome:
     """A writer's look at the graph of the index at `root` (ann.plan), under the index lock:
     whether to start the builder once the lock is released, and a notice. Nothing is read for
-    a small index that never had a graph, and without row facts (an older gitmem's catalog)
-    none is wanted: exact until they are. Never raises: a cache must not fail a recall."""
-    if catalog.live_rows() < ann.THRESHOLD and not any(root.glob("ann-*")):
+    a small index that never had a graph. The dead rows are counted in the catalog's tables,
+    which the row facts just written with them agree with: two counts, the live rows and
+    those past the graph (~40 ms at a million rows, where reading the facts took 0.35 s:
+    docs/benchmarks.md, "Session 15: the catch-up's diff at a million records"); none
+    without usearch. Never raises: a cache must not fail a recall."""
+    live = catalog.live_rows()
+    if live < ann.THRESHOLD and not any(root.glob("ann-*")):
         return ann.Outcome()
-    if not ann.available():  # the row facts are not read: the graph stays for its install
-        return ann.plan(root, vectors.path.name, catalog.next_row(), None, vectors.dim)
-    from gitmem.index.vectors import RowArrays
+
+    def dead(rows: int) -> int:  # among the first `rows`: all but the live ones before it
+        return rows - live + catalog.live_rows(since=rows)
 
     try:
-        stored = catalog.row_facts()
-        rows = catalog.next_row()
-        facts = None if stored is None else RowArrays.of(stored.facts.parts, rows, _no_ids)
-        if facts is None:
-            return ann.Outcome()
-        return ann.plan(root, vectors.path.name, rows, facts.dead, vectors.dim)
+        return ann.plan(root, vectors.path.name, catalog.next_row(), dead, vectors.dim)
     except Exception as err:
         return ann.Outcome(ann.drop(root, err))
 

@@ -74,8 +74,13 @@ class CatalogReads:
         return 0 if row is None else int(row) + 1
 
     @one_at_a_time
-    def live_rows(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    def live_rows(self, since: int = 0) -> int:
+        """The live vector rows (numbered `since` or more: a range of the table, where a count
+        of all of them reads its smaller index, ~40 ms at a million)."""
+        if since <= 0:
+            return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        query = "SELECT count(*) FROM chunks WHERE row >= ?"
+        return int(self._db.execute(query, (since,)).fetchone()[0])
 
     @one_at_a_time
     def entries(self, ids: Iterable[str]) -> dict[str, Entry]:

@@ -17,12 +17,15 @@ from typing import Self
 import pygit2
 
 from gitmem.errors import StoreMissing
-from gitmem.store import gitindex, gitstatus
+from gitmem.store import gitindex, gitstatus, treediff
 
 __all__ = ["Change", "Commit", "GitReader", "Identity", "PathStatus"]
 
 # Tree entries that are not regular files: gitmem never writes them and takes none from a remote.
 _NOT_FILES = frozenset({pygit2.enums.FileMode.LINK, pygit2.enums.FileMode.COMMIT})
+_SUBMODULE = pygit2.enums.FileMode.COMMIT
+_KIND = 0o170000  # a mode's type bits: a file (of either mode), a link, a tree, a submodule
+_ZERO = "0" * 40  # libgit2's id of a side that is not there
 
 
 @dataclass(frozen=True)
@@ -219,77 +222,85 @@ class GitReader:
                 yield path, str(entry.id)
 
     def diff(self, old: str | None, new: str | None) -> list[Change]:
-        """Paths that differ between two commits (either may be None for the empty tree)."""
+        """Paths that differ between two commits (either may be None for the empty tree), in
+        git's order, as libgit2's tree diff gives them: a rename is a deletion and an
+        addition, and so is a file that becomes a link, a submodule or a directory (or back);
+        a mode changed alone is a change with the same ids. Subtrees with equal ids are not
+        read (gitmem.store.treediff), so the cost follows what changed."""
         if old == new:
             return []
-        old_tree = self._repo[old].peel(pygit2.Tree) if old else None
-        new_tree = self._repo[new].peel(pygit2.Tree) if new else None
-        if old_tree is None and new_tree is None:
-            return []
-        if old_tree is None:
-            assert new_tree is not None
-            diff = new_tree.diff_to_tree(swap=True)
-        elif new_tree is None:
-            diff = old_tree.diff_to_tree()
-        else:
-            diff = old_tree.diff_to_tree(new_tree)
-        zero = "0" * 40
         out: list[Change] = []
-        for delta in diff.deltas:
-            old_id = str(delta.old_file.id)
-            new_id = str(delta.new_file.id)
-            out.append(
-                Change(
-                    path=delta.new_file.path or delta.old_file.path,
-                    old=None if old_id == zero else old_id,
-                    new=None if new_id == zero else new_id,
-                    link=new_id != zero and delta.new_file.mode in _NOT_FILES,
-                )
-            )
+        for path, a, b in self._pairs(self._tree(old), self._tree(new), ""):
+            if a is not None and b is not None and a[1] & _KIND == b[1] & _KIND:
+                out.append(Change(path, a[0], b[0], link=b[1] in _NOT_FILES))
+                continue
+            if a is not None:
+                out.append(Change(path, a[0], None))
+            if b is not None:
+                out.append(Change(path, None, b[0], link=b[1] in _NOT_FILES))
         return out
 
     def changed(self, old: str | None, new: str | None, prefix: str) -> list[Change]:
-        """The files under `prefix` that differ between two commits, as `diff` gives them.
-
-        Subtrees with equal ids are skipped unread, so a commit's cost follows the directories
-        it touched; libgit2's diff reads much more (13 ms a commit at 10k records)."""
+        """The files (links included, submodules not) under `prefix` that differ between two
+        commits, one change a path, in git's order; a mode changed alone is none. The history
+        walk's question (gitmem.recall.commitwalk): what content each commit wrote where."""
         out: list[Change] = []
-        self._tree_changes(self._subtree(old, prefix), self._subtree(new, prefix), prefix, out)
+        pairs = self._pairs(self._subtree(old, prefix), self._subtree(new, prefix), prefix)
+        for path, a, b in pairs:
+            before = a[0] if a is not None and a[1] & _KIND != _SUBMODULE else None
+            after = b[0] if b is not None and b[1] & _KIND != _SUBMODULE else None
+            if before != after:
+                out.append(Change(path, before, after))
         return out
 
-    def _subtree(self, commit_id: str | None, prefix: str) -> pygit2.Tree | None:
-        if commit_id is None:
+    def _pairs(self, old: bytes | None, new: bytes | None, base: str) -> Iterator[treediff.Pair]:
+        return treediff.pairs(self._raw_tree, self._whole, old, new, base)
+
+    def _tree(self, commit_id: str | None) -> bytes | None:
+        """The raw id of a commit's tree."""
+        return self._repo[commit_id].peel(pygit2.Tree).id.raw if commit_id else None
+
+    def _subtree(self, commit_id: str | None, prefix: str) -> bytes | None:
+        if not commit_id:
             return None
-        tree = self._repo[commit_id].peel(pygit2.Tree)
         try:
-            entry = tree[prefix]
+            entry = self._repo[commit_id].peel(pygit2.Tree)[prefix]
         except KeyError:
             return None
-        return self._repo[entry.id].peel(pygit2.Tree) if entry.type_str == "tree" else None
+        return entry.id.raw if entry.type_str == "tree" else None
 
-    def _tree_changes(
-        self, old: pygit2.Tree | None, new: pygit2.Tree | None, base: str, out: list[Change]
-    ) -> None:
-        if old is not None and new is not None and old.id == new.id:
-            return
-        left = {str(e.name): e for e in old} if old is not None else {}
-        right = {str(e.name): e for e in new} if new is not None else {}
-        for name in sorted(left.keys() | right.keys()):
-            a, b = left.get(name), right.get(name)
-            if a is not None and b is not None and a.id == b.id:
-                continue
-            path = f"{base}/{name}"
-            trees = [
-                self._repo[e.id].peel(pygit2.Tree)
-                if e is not None and e.type_str == "tree"
-                else None
-                for e in (a, b)
+    def _raw_tree(self, tree_id: bytes) -> bytes | None:
+        """A tree's raw object; None if it is not a tree, or not in the object database any
+        more (a purge pruned it while this repository still holds it parsed: libgit2's diff
+        then reads what it holds, as it always did)."""
+        try:
+            kind, data = self._repo.odb.read(pygit2.Oid(raw=tree_id))
+        except KeyError:  # pygit2's NotFoundError
+            return None
+        return bytes(data) if kind == pygit2.enums.ObjectType.TREE else None
+
+    def _tree_object(self, tree_id: bytes | None) -> pygit2.Tree | None:
+        return None if tree_id is None else self._repo[pygit2.Oid(raw=tree_id)].peel(pygit2.Tree)
+
+    def _whole(self, old: bytes | None, new: bytes | None, base: str) -> Iterator[treediff.Pair]:
+        """libgit2's diff of two trees (raw ids; None: the empty tree), as treediff's pairs:
+        how a tree on one side only is listed."""
+        a, b = self._tree_object(old), self._tree_object(new)
+        if b is None:
+            if a is None:
+                return
+            diff = a.diff_to_tree()
+        elif a is None:
+            diff = b.diff_to_tree(swap=True)
+        else:
+            diff = a.diff_to_tree(b)
+        prefix = f"{base}/" if base else ""
+        for delta in diff.deltas:
+            sides = [
+                None if str(f.id) == _ZERO else (str(f.id), int(f.mode))
+                for f in (delta.old_file, delta.new_file)
             ]
-            if trees[0] is not None or trees[1] is not None:
-                self._tree_changes(trees[0], trees[1], path, out)
-            blobs = [str(e.id) if e is not None and e.type_str == "blob" else None for e in (a, b)]
-            if blobs[0] is not None or blobs[1] is not None:
-                out.append(Change(path, blobs[0], blobs[1]))
+            yield prefix + (delta.new_file.path or delta.old_file.path), sides[0], sides[1]
 
     def walk(self, start: str | None) -> Iterator[Commit]:
         """Commits reachable from `start`, newest first (topological, then time)."""
