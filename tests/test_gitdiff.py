@@ -7,6 +7,7 @@ whose id did not change is never read."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2  # the reference only: libgit2's diff, as gitmem.store.gitread used it before
@@ -15,6 +16,7 @@ from conftest import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.store import treediff
 from gitmem.store.gitread import Change, GitReader
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -243,23 +245,29 @@ def test_an_unchanged_subtree_is_never_read(tmp_path: Path) -> None:
         libgit2_diff(root, old, new)
 
 
+def _blob(root: Path, data: bytes) -> bytes:
+    command = ["git", "hash-object", "-w", "--stdin"]
+    done = subprocess.run(command, cwd=root, input=data, capture_output=True, check=True)
+    return bytes.fromhex(done.stdout.decode().strip())
+
+
+def _tree(root: Path, *entries: tuple[bytes, bytes, bytes]) -> str:
+    """A tree object written as given (mode, name, raw id), in the order given: git's order
+    (bytes, a directory's name with a slash) is the caller's to keep."""
+    data = b"".join(mode + b" " + name + b"\0" + oid for mode, name, oid in entries)
+    command = ["git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin"]
+    done = subprocess.run(command, cwd=root, input=data, capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
 def test_modes_as_written(tmp_path: Path) -> None:
     """Trees another tool wrote: a file's mode "100664" or "100775" is a change from
     "100644" (libgit2 does not normalise it), a tree's "040000" is its "40000"."""
     git(tmp_path, "init", "-q")
-    blob = bytes.fromhex(
-        subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"], cwd=tmp_path, input=b"hi", capture_output=True
-        )
-        .stdout.decode()
-        .strip()
-    )
+    blob = _blob(tmp_path, b"hi")
 
     def tree(*entries: tuple[bytes, bytes, bytes]) -> str:
-        data = b"".join(mode + b" " + name + b"\0" + oid for mode, name, oid in entries)
-        command = ["git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin"]
-        done = subprocess.run(command, cwd=tmp_path, input=data, capture_output=True, check=True)
-        return done.stdout.decode().strip()
+        return _tree(tmp_path, *entries)
 
     sub = bytes.fromhex(tree((b"100644", b"x", blob)))
     trees = [
@@ -298,3 +306,63 @@ def test_a_tree_pruned_while_held_is_diffed_from_what_libgit2_holds(tmp_path: Pa
     for oid in git(root, "rev-parse", f"{old}^{{tree}}", f"{old}:dir").split():
         (root / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
     assert reader.diff(old, new) == expected
+
+
+def test_names_that_are_not_utf8_stay_apart_and_in_gits_order(tmp_path: Path) -> None:
+    """Names are compared as git keeps them, bytes: two names that are not UTF-8 are two
+    files (a rename between them is a deletion and an addition, not nothing), their paths
+    are pygit2's (os.fsdecode), and their order is the bytes' ("\\x80" before "é", 0xC3)."""
+    git(tmp_path, "init", "-q")
+    x, y = _blob(tmp_path, b"x"), _blob(tmp_path, b"y")
+    keep = (b"100644", b"keep", _blob(tmp_path, b"k"))
+    accent = "\u00e9".encode()
+    cases = [
+        (_tree(tmp_path, (b"100644", b"\x80", x)), _tree(tmp_path, (b"100644", b"\x81", x))),
+        (
+            _tree(tmp_path, (b"100644", b"\x80", x), (b"100644", b"\x81", x)),
+            _tree(tmp_path, (b"100644", b"\x80", y), (b"100644", b"\x81", y)),
+        ),
+        (
+            _tree(tmp_path, keep),
+            _tree(tmp_path, keep, (b"100644", b"\x80", x), (b"100644", accent, x)),
+        ),
+        (
+            _tree(tmp_path, (b"40000", b"d\xff", bytes.fromhex(_tree(tmp_path, keep)))),
+            _tree(tmp_path, (b"40000", b"d\xfe", bytes.fromhex(_tree(tmp_path, keep)))),
+        ),
+    ]
+    reader = GitReader.open(tmp_path)
+    for old, new in cases:
+        assert reader.diff(old, new) == libgit2_diff(tmp_path, old, new), (old, new)
+    assert [c.path for c in reader.diff(*cases[0])] == ["\udc80", "\udc81"]
+    assert len(reader.diff(*cases[1])) == 2
+    assert [c.path for c in reader.diff(*cases[2])] == ["\udc80", "\u00e9"]
+
+
+def test_a_large_tree_is_diffed_by_libgit2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair of trees over treediff.LARGE bytes goes to libgit2 (faster there than splitting
+    them in Python), with the same answer; an unchanged subtree is still never read."""
+    git(tmp_path, "init", "-q")
+    blobs = [_blob(tmp_path, f"text {n}".encode()) for n in range(40)]
+    names = [f"{n:03}.md".encode() for n in range(40)]
+    big_old = _tree(tmp_path, *[(b"100644", n, b) for n, b in zip(names, blobs, strict=True)])
+    changed = [*blobs[:7], blobs[8], *blobs[8:]]
+    big_new = _tree(tmp_path, *[(b"100644", n, b) for n, b in zip(names, changed, strict=True)])
+    small = bytes.fromhex(_tree(tmp_path, (b"100644", b"a.md", blobs[0])))
+    old = _tree(tmp_path, (b"40000", b"big", bytes.fromhex(big_old)), (b"40000", b"s", small))
+    new = _tree(tmp_path, (b"40000", b"big", bytes.fromhex(big_new)), (b"40000", b"s", small))
+    reader = GitReader.open(tmp_path)
+    expected = reader.diff(old, new)
+    assert [c.path for c in expected] == ["big/007.md"]
+    asked: list[tuple[bytes | None, bytes | None, str]] = []
+    whole = reader._whole
+
+    def counted(a: bytes | None, b: bytes | None, base: str) -> Iterator[treediff.Pair]:
+        asked.append((a, b, base))
+        return whole(a, b, base)
+
+    monkeypatch.setattr(reader, "_whole", counted)
+    assert reader.diff(old, new) == expected and asked == []  # 40 entries: split here
+    monkeypatch.setattr(treediff, "LARGE", 40 * 30)  # ~40 bytes an entry: "big" is large now
+    assert reader.diff(old, new) == expected == libgit2_diff(tmp_path, old, new)
+    assert [base for _, _, base in asked] == ["big"]
