@@ -23,7 +23,8 @@ from gitmem.index.textindex import TextIndex
 from gitmem.recall.asof import PastIndex
 from gitmem.recall.moment import MomentIndex
 from gitmem.recall.pastcontext import PastText
-from gitmem.recall.spans import DIR
+from gitmem.recall.spans import DIR, Spans, _inode, spans_of
+from gitmem.recall.timelinedb import rows_of
 from gitmem.store.record import Record
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -111,8 +112,13 @@ def _doc(doc: Any, rid: str) -> tuple[Any, ...]:
 
 
 def moments(store: Store) -> list[int]:
-    times, _ = store.time_travel().timeline.events()
-    return sorted({m + d for m in times for d in (-1, 0, 1)})
+    """Every second around an event that the span index answers: before HEAD's (a moment at
+    or after it is HEAD's view, gitmem.recall.asof)."""
+    timeline = store.time_travel().timeline
+    times, _ = timeline.events()
+    span = timeline.span()
+    assert span is not None
+    return sorted({m + d for m in times for d in (-1, 0, 1) if m + d < span[1]})
 
 
 def test_the_documents_live_at_each_moment_are_the_views_own(
@@ -257,8 +263,9 @@ def test_a_reader_follows_spans_another_process_caught_up(
 ) -> None:
     root = store_path
     reader = opened(root)
-    assert reader.recall("lighthouse", as_of=at(30), now=NOW).hits == ()  # spans to day 35
-    built = reader.time_travel().spans().inode
+    assert reader.recall("lighthouse", as_of=at(30), now=NOW).hits == ()  # spans before day 35
+    held = reader.time_travel().spans()
+    built = held.inode
     put(root, turn("tl-000008", 9, "Lighthouse keeper retired"))
     commit(root, at(45), "record late")
     put(root, turn("tz-000010", 10, "Zeppelin seen over the harbour"))
@@ -270,4 +277,113 @@ def test_a_reader_follows_spans_another_process_caught_up(
     caught = writer.time_travel().spans()
     # The reader's spans, opened before, now see what the writer added (reloaded, not reopened).
     assert reader.recall("lighthouse", as_of=at(46), now=NOW).hits[0].id == "tl-000008"
+    assert reader.time_travel().spans() is held
     assert caught.inode == built  # caught up in place, not rebuilt
+    # The reader catching them up itself (under the lock) keeps the same handles too.
+    put(root, turn("tm-000011", 11, "Mandolin restrung"))
+    commit(root, at(55), "record m")
+    put(root, turn("tn-000012", 12, "Nettle tea brewed"))
+    commit(root, at(60), "record n")
+    assert reader.recall("mandolin", as_of=at(57), now=NOW).hits[0].id == "tm-000011"
+    assert reader.time_travel().spans() is held
+
+
+def _renumbered(root: Path, history: dict[str, str], model: Path) -> tuple[Store, Store]:
+    """Two processes' stores over a timeline caught up from day 14 to day 35 (vector rows in
+    the order the catch-up appended them); the second then rebuilds it, numbering them anew."""
+    subprocess.run(["git", "reset", "-q", "--hard", history["d"]], cwd=root, check=True)
+    opened(root, model).time_travel().timeline.ensure_current()
+    subprocess.run(["git", "reset", "-q", "--hard", history["moved"]], cwd=root, check=True)
+    first, second = opened(root, model), opened(root, model)
+    first.time_travel().timeline.ensure_current()
+    before = _vector_rows(first)
+    second.time_travel().timeline.rebuild()
+    assert _vector_rows(second) != before  # else the tests below prove nothing
+    return first, second
+
+
+def _vector_rows(store: Store) -> dict[str, list[int]]:
+    db = store.time_travel().timeline.db
+    return rows_of(db, [blob for (blob,) in db.execute("SELECT blob FROM rows")])
+
+
+def _misplaced(spans: Spans, rows: dict[str, list[int]]) -> list[tuple[Any, ...]]:
+    """Spans whose vector rows are not their version's in the timeline."""
+    found = spans.db.execute("SELECT id, blob, row0, nrows FROM spans WHERE row0 >= 0")
+    return [r for r in found if list(range(r[2], r[2] + r[3])) != rows.get(r[1])]
+
+
+def test_spans_built_after_another_process_rebuilt_the_timeline_use_its_rows(
+    store_path: Path,
+    history: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    first, second = _renumbered(store_path, history, tiny_model_dir)
+    # The first process's timeline was current before the rebuild swapped a new one in: what
+    # TimeTravel.spans does next, with the lock, must follow the swap before replaying.
+    spans = spans_of(first.time_travel().timeline, None)
+    rows = _vector_rows(second)
+    assert spans.db.execute("SELECT count(*) FROM spans WHERE row0 >= 0").fetchone()[0] > 5
+    assert _misplaced(spans, rows) == []
+    assert _vector_rows(first) == rows
+    assert spans.meta("build") == second.time_travel().timeline.meta("build") != ""
+    _same_semantic_answers(second, int(datetime.fromisoformat(at(22)).timestamp()))
+
+
+def test_a_span_index_of_another_timeline_build_is_rebuilt(
+    store_path: Path,
+    history: dict[str, str],
+    tiny_model_dir: Path,  # noqa: F811
+) -> None:
+    root = store_path
+    first, second = _renumbered(root, history, tiny_model_dir)
+    kept = root / "kept-spans"
+    built = first.time_travel().spans()
+    built.close()
+    shutil.copytree(Path(built.root), kept)
+    second.time_travel().timeline.rebuild()
+    # As a process that replayed the old timeline into the new directory would have left it:
+    # the same epoch and event counts, rows numbered by another build.
+    shutil.copytree(kept, second.cache_dir / "timeline" / DIR)
+    copied = _inode(second.cache_dir / "timeline" / DIR / "spans.sqlite")
+    later = opened(root, tiny_model_dir)
+    spans = later.time_travel().spans()
+    assert spans.inode != copied
+    assert _misplaced(spans, _vector_rows(later)) == []
+    _same_semantic_answers(later, int(datetime.fromisoformat(at(22)).timestamp()))
+
+
+def _same_semantic_answers(store: Store, t: int) -> None:
+    travel = store.time_travel()
+    view = travel.view(travel.moment(datetime.fromtimestamp(t, UTC)))
+    past = PastIndex(travel.timeline, view, travel._versions)
+    moment = MomentIndex(travel.timeline, travel.spans, t)
+    for q in ("ferry harbour", "kettle", "colour of the frame"):
+        assert moment.semantic(q, 3, Filter()) == past.semantic(q, 3, Filter()), q
+
+
+def test_writes_in_heads_second_are_replayed_once_head_moves_on_without_a_rebuild(
+    store_path: Path, history: dict[str, str]
+) -> None:
+    root = store_path
+    store = opened(root)
+    store.recall("ferry", as_of=at(20), now=NOW)
+    path = store.cache_dir / "timeline" / DIR / "spans.sqlite"
+    built = path.stat().st_ino
+    put(root, turn("tq-000011", 11, "Quince jam recipe"))
+    commit(root, at(35), "in HEAD's second")
+    assert store.recall("quince", as_of=at(35), now=NOW).hits[0].id == "tq-000011"
+    store.recall("ferry", as_of=at(20), now=NOW)
+    assert path.stat().st_ino == built
+    put(root, turn("tr-000012", 12, "Rhubarb crumble"))
+    commit(root, at(33), "a clock behind: written at its parent's time, HEAD's second")
+    store.recall("ferry", as_of=at(20), now=NOW)
+    assert path.stat().st_ino == built
+    put(root, turn("ts-000013", 13, "Sorrel soup"))
+    commit(root, at(36), "a later second")
+    found = store.recall("quince rhubarb", as_of=at(35, 13), now=NOW)
+    assert {h.id for h in found.hits} >= {"tq-000011", "tr-000012"}
+    assert store.recall("sorrel", as_of=at(35, 13), now=NOW).hits == ()
+    assert path.stat().st_ino == built  # caught up, never rebuilt
+    t = int(datetime.fromisoformat(at(35, 13)).timestamp())
+    assert live(store, t) == own(store, t)

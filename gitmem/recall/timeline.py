@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import secrets
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -118,13 +119,18 @@ class Timeline:
         head = self.store.head() or ""
         if self._load() is not None or self.meta("head") != head:
             with self.locked():
-                problem = self._load()
-                if problem is not None:
-                    if self.root.exists():
-                        self.notices.append(f"time-travel cache {problem}; rebuilding it from git")
-                    self._rebuild()
-                elif self.meta("head") != head:
-                    self._catch_up(self._connection(), self.root)
+                self.current_locked()
+
+    def current_locked(self) -> None:
+        """`ensure_current` by a caller already holding `locked()`: the cache opened is then
+        the one on disk (another process's rebuild followed) and caught up with HEAD."""
+        problem = self._load()
+        if problem is not None:
+            if self.root.exists():
+                self.notices.append(f"time-travel cache {problem}; rebuilding it from git")
+            self._rebuild()
+        elif self.meta("head") != (self.store.head() or ""):
+            self._catch_up(self._connection(), self.root)
 
     def rebuild(self) -> None:
         with self.locked():
@@ -185,7 +191,14 @@ class Timeline:
             db.executescript(TABLES)
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
-                [("schema", SCHEMA_VERSION), ("model", self.model_name), ("made", MADE_VERSION)],
+                [
+                    ("schema", SCHEMA_VERSION),
+                    ("model", self.model_name),
+                    ("made", MADE_VERSION),
+                    # Each build numbers the vector rows anew: what points at them (the span
+                    # index) records the build it was made from.
+                    ("build", secrets.token_hex(8)),
+                ],
             )
             self._catch_up(db, fresh)
         except BaseException:
