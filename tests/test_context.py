@@ -176,14 +176,20 @@ def test_a_catch_up_carries_within_its_budgets_and_finds_what_it_wrote(
     real = TextIndex.write
 
     def counting(
-        self: TextIndex, add: Sequence[TextDoc], delete: Sequence[str], budget: int | None = None
+        self: TextIndex,
+        add: Sequence[TextDoc],
+        delete: Sequence[str],
+        budget: int | None = None,
+        whole: float | None = None,
     ) -> int:
-        n = real(self, add, delete, budget)
+        n = real(self, add, delete, budget, whole)
         carried.append((self._directory.name, n, textindex.CARRY if budget is None else budget))
         return n
 
     monkeypatch.setattr(textindex, "CARRY", 2)
     monkeypatch.setattr(context, "SOURCE_CARRY", 1)
+    monkeypatch.setattr(textindex, "WHOLE", 1.0)  # leftovers may wait, however many
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 1.0)
     monkeypatch.setattr(TextIndex, "write", counting)
     store.amend(ids["session:2"][0], {"abstract": "zucchini glut"})
     store.amend(ids["session:3"][1], {"abstract": "quayside"})
@@ -200,6 +206,34 @@ def test_a_catch_up_carries_within_its_budgets_and_finds_what_it_wrote(
         assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
     store.rebuild()
     assert left and not textcarry.ghosts(base / "text") + textcarry.ghosts(base / context.SOURCES)
+    for word, rid in found.items():
+        assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
+
+
+def test_a_catch_up_rewrites_an_index_whole_once_its_leftovers_pass_their_share(
+    talk: tuple[Store, dict[str, list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, ids = talk
+    answers(store)
+    base = store.cache_dir / "index"
+    monkeypatch.setattr(textindex, "CARRY", 0)  # nothing carried within a budget
+    monkeypatch.setattr(context, "SOURCE_CARRY", 0)
+    monkeypatch.setattr(textindex, "WHOLE", 1.0)
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 1.0)
+    store.amend(ids["session:2"][0], {"abstract": "zucchini glut"})
+    store.index().ensure_current()
+    assert textcarry.ghosts(base / "text") and textcarry.ghosts(base / context.SOURCES)
+    monkeypatch.setattr(textindex, "WHOLE", 0.5)  # leftovers of a few edits: under half
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 0.0)  # any leftover: past it
+    store.amend(ids["session:3"][1], {"abstract": "quayside"})
+    store.index().ensure_current()
+    assert 0 < textcarry.share(base / "text") <= 0.5
+    assert textcarry.ghosts(base / context.SOURCES) == 0
+    monkeypatch.setattr(textindex, "WHOLE", 0.0)
+    store.amend(ids["session:3"][1], {"abstract": "quayside again"})
+    store.index().ensure_current()
+    assert textcarry.ghosts(base / "text") == 0
+    found = {"zucchini": ids["session:2"][0], "quayside": ids["session:3"][1]}
     for word, rid in found.items():
         assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
 
