@@ -11,19 +11,23 @@ are tantivy's searchers and addresses, passed in: this module does not import ta
 Cost follows the segments carried, not the index: a segment's size and leftovers are in
 meta.json (tantivy's own bookkeeping, listed in the order of the searcher's segments), its
 documents are addressed one by one (segment, 0 .. max_doc - 1), and which of them are live is
-asked of the id postings (`match`), never by listing the whole index. A check keeps that
-honest: each carried segment must have exactly the live documents meta.json says, or `live`
-answers None and the caller lists the index as before.
+asked of the id postings (`match`), never by listing the whole index. Readers take no lock,
+so meta.json may be another commit's than the searcher's: `fits` checks it against the
+searcher itself (as many segments, each one's last document where meta.json says) before any
+address is read; `live` answers None if it does not fit, or if a carried segment's live
+count is not meta.json's, and the caller lists the index as before.
 
 Bounded: a write reads at most `budget` documents of the segments it carries (every document
 of a segment is read to find its survivors, so this bounds what it carries too). Segments go by
 leftovers per document read, most first, counting those the write itself deletes: a small
 segment that an edit hits is carried at once; a big one (a full build writes the index in a
-few big segments) keeps its leftovers until tantivy merges it, or a rebuild. Meanwhile scores
-drift from a rebuild's: docs/benchmarks.md ("Session 15: the keyword index's purge and carry")
-measures how far. The figures gitmem computes beside tantivy's (an identifier's score, a
-query's ceiling) take their statistics from `Counted`, leftovers counted as tantivy counts
-them, so that they drift with its scores rather than apart from them.
+few big segments, which tantivy's merge policy rarely merges) keeps its leftovers, and scores
+drift from a rebuild's. So the drift is bounded by a share (`past`): a write that would leave
+more leftovers than `whole` of the documents tantivy counts rewrites the whole index instead
+(docs/benchmarks.md, "Session 15: the keyword index's purge and carry", measures both). The
+figures gitmem computes beside tantivy's (an identifier's score, a query's ceiling) take their
+statistics from `Counted`, documents counted as tantivy counts them (leftovers included, from
+the searcher itself), so that they drift with its scores rather than apart from them.
 """
 
 from __future__ import annotations

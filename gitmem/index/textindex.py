@@ -18,9 +18,9 @@ request. So `write` purges them by carrying, in the same commit, segments that h
 (their survivors deleted and added again; an emptied segment is dropped): at most `budget`
 documents read a write, the segments with the most leftovers per document first
 (gitmem.index.textcarry). An edit in a small segment leaves the index equal, score for score,
-to a rebuild; one in a big old segment leaves a leftover there until tantivy merges that
-segment or the index is rebuilt, and until then scores drift from a rebuild's (docs/search.md
-says how far). Survivors' text comes from `source/`, an index that only stores records, so
+to a rebuild; one in a big old segment leaves a leftover there, and scores drift from a
+rebuild's, until tantivy merges that segment or leftovers pass `whole` (default `WHOLE`) of
+the index, when the write rewrites it whole (docs/search.md says how far). Survivors' text comes from `source/`, an index that only stores records, so
 hits stay cheap to fetch. Scores are float32 sums; tests find them bit-identical, but
 tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
 
