@@ -556,6 +556,22 @@ def test_a_segment_list_of_another_shape_is_found_out_before_any_document_is_rea
     assert_same(results(index), results(rebuilt))
 
 
+def test_a_segments_size_is_found_by_probing_its_deleted_last_document_too(
+    tmp_path: Path,
+) -> None:
+    index = build(tmp_path, corpus(5))
+    index.write([doc("x", "other")], [])
+    index.write([], ["r0004"], budget=0, whole=1.0)  # the first segment's last document
+    searcher = index._main.searcher()
+    found = textcarry.segments(tmp_path / "ix")
+    address = textindex.tantivy.DocAddress
+    assert sorted((s.max_doc, s.deleted) for s in found) == [(1, 0), (5, 1)]
+    assert textcarry.fits(searcher, address, found)
+    probed = [textcarry._probed(searcher, address, o) for o in range(2)]
+    assert probed == [s.max_doc for s in found]
+    assert index._counted.num_docs == 6
+
+
 def test_cjk_records_are_found_by_cjk_queries(tmp_path: Path) -> None:
     index = build(
         tmp_path,
