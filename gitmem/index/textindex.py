@@ -20,9 +20,10 @@ documents read a write, the segments with the most leftovers per document first
 (gitmem.index.textcarry). An edit in a small segment leaves the index equal, score for score,
 to a rebuild; one in a big old segment leaves a leftover there, and scores drift from a
 rebuild's, until tantivy merges that segment or leftovers pass `whole` (default `WHOLE`) of
-the index, when the write rewrites it whole (docs/search.md says how far). Survivors' text comes from `source/`, an index that only stores records, so
-hits stay cheap to fetch. Scores are float32 sums; tests find them bit-identical, but
-tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
+the index, when the write rewrites it whole (docs/search.md says how far). Survivors' text
+comes from `source/`, an index that only stores records, so hits stay cheap to fetch. Scores
+are float32 sums; tests find them bit-identical, but tantivy's top-k pruning may add terms in
+another order, so count on ~1e-7.
 
 Concurrency: commits appear atomically (tantivy swaps meta.json) to readers that `reload`. A
 second writer waits `_LOCK_WAIT` seconds for tantivy's lock, then raises `TextIndexBusy`. The
