@@ -4,6 +4,7 @@ from a fresh index of the same documents.
 
     nice -n 5 .venv/bin/python benchmarks/ab_textcarry.py --trees BEFORE AFTER \
         --stores STORE_BEFORE STORE_AFTER [--batches 3] [--json OUT]
+    PYTHONPATH=TREE .venv/bin/python benchmarks/ab_textcarry.py --one STORE --seed N --count 2000
 
 The two stores are `cp -a` copies of one store; each is written only by its tree's code.
 Batch n amends the same 100 records in both (picked from the sorted ids with seed n) and runs
@@ -93,13 +94,13 @@ def _drift(index: Any, fresh: Any, asked: list[str], context: float) -> dict[str
     }
 
 
-def one(root: Path, seed: int) -> dict[str, Any]:
+def one(root: Path, seed: int, count: int = 100) -> dict[str, Any]:
     from gitmem.api import Store
     from gitmem.index.textindex import TextIndex
 
     store = Store.open(root)
     store.index()
-    for i, rid in enumerate(_picked(root, seed)):
+    for i, rid in enumerate(_picked(root, seed, count)):
         store.amend(rid, {"abstract": f"edited {seed}-{i}"})
     load = os.getloadavg()[0]
     began = time.perf_counter()
@@ -138,9 +139,10 @@ def main() -> None:
     parser.add_argument("--json")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, default=100, help="amends a batch (with --one)")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one, args.seed)))
+        print(json.dumps(one(args.one, args.seed, args.count)))
         return
     pairs = list(zip(["before", "after"], args.trees, args.stores, strict=True))
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}

@@ -176,7 +176,11 @@ JSON_SCHEMAS: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
                 "object",
                 "The search index (a cache): `state` (`missing`, `current`, `behind HEAD`, or "
                 "`unreadable (...)`) and `commit` (the commit it was built from, or `null`); "
-                "once built also `records`, `vectors`, `model` and `bytes`.",
+                "once built also `records`, `vectors`, `model`, `bytes` and "
+                "`keyword_leftovers`: `{records, sessions}`, each keyword index's deleted "
+                "documents still counted in BM25's statistics, as a share of those counted "
+                "(`null`: no such index); a catch-up rewrites an index whole past 0.10 "
+                "(records) or 0.05 (sessions) (docs/search.md).",
             ),
             ("model", "string", "`index.model` from the store's `config.toml`."),
             (

@@ -19,6 +19,7 @@ from gitmem.index import context, textcarry, textindex
 from gitmem.index.neighbours import FILE, PARTNERS, SPAN, Neighbours
 from gitmem.index.textdoc import TextDoc, TextFields, text_fields
 from gitmem.index.textindex import TextIndex
+from gitmem.insight.status import store_status
 from gitmem.recall.recall import DEFAULTS
 
 START = datetime(2029, 3, 1, 9, 0, tzinfo=UTC)
@@ -176,14 +177,20 @@ def test_a_catch_up_carries_within_its_budgets_and_finds_what_it_wrote(
     real = TextIndex.write
 
     def counting(
-        self: TextIndex, add: Sequence[TextDoc], delete: Sequence[str], budget: int | None = None
+        self: TextIndex,
+        add: Sequence[TextDoc],
+        delete: Sequence[str],
+        budget: int | None = None,
+        whole: float | None = None,
     ) -> int:
-        n = real(self, add, delete, budget)
+        n = real(self, add, delete, budget, whole)
         carried.append((self._directory.name, n, textindex.CARRY if budget is None else budget))
         return n
 
     monkeypatch.setattr(textindex, "CARRY", 2)
     monkeypatch.setattr(context, "SOURCE_CARRY", 1)
+    monkeypatch.setattr(textindex, "WHOLE", 1.0)  # leftovers may wait, however many
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 1.0)
     monkeypatch.setattr(TextIndex, "write", counting)
     store.amend(ids["session:2"][0], {"abstract": "zucchini glut"})
     store.amend(ids["session:3"][1], {"abstract": "quayside"})
@@ -200,6 +207,41 @@ def test_a_catch_up_carries_within_its_budgets_and_finds_what_it_wrote(
         assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
     store.rebuild()
     assert left and not textcarry.ghosts(base / "text") + textcarry.ghosts(base / context.SOURCES)
+    for word, rid in found.items():
+        assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
+
+
+def test_a_catch_up_rewrites_an_index_whole_once_its_leftovers_pass_their_share(
+    talk: tuple[Store, dict[str, list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, ids = talk
+    answers(store)
+    base = store.cache_dir / "index"
+    monkeypatch.setattr(textindex, "CARRY", 0)  # nothing carried within a budget
+    monkeypatch.setattr(context, "SOURCE_CARRY", 0)
+    monkeypatch.setattr(textindex, "WHOLE", 1.0)
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 1.0)
+    # Two sessions' documents written into one new segment, then one of them again: a
+    # leftover in each index whatever segments the build made.
+    store.amend(ids["session:2"][0], {"abstract": "zucchini"})
+    store.amend(ids["session:3"][0], {"abstract": "aubergine"})
+    store.index().ensure_current()
+    store.amend(ids["session:2"][0], {"abstract": "zucchini glut"})
+    store.index().ensure_current()
+    assert textcarry.ghosts(base / "text") and textcarry.ghosts(base / context.SOURCES)
+    shown = store_status(store)["index"]["keyword_leftovers"]  # what `status --json` shows
+    assert shown["records"] == round(textcarry.share(base / "text"), 4) > 0
+    assert shown["sessions"] == round(textcarry.share(base / context.SOURCES), 4) > 0
+    monkeypatch.setattr(context, "SOURCE_WHOLE", 0.0)  # any leftover: past it (not the records')
+    store.amend(ids["session:1"][1], {"abstract": "quayside"})
+    store.index().ensure_current()
+    assert textcarry.share(base / "text") > 0
+    assert textcarry.ghosts(base / context.SOURCES) == 0
+    monkeypatch.setattr(textindex, "WHOLE", 0.0)
+    store.amend(ids["session:1"][1], {"abstract": "quayside again"})
+    store.index().ensure_current()
+    assert textcarry.ghosts(base / "text") == 0
+    found = {"zucchini": ids["session:2"][0], "quayside": ids["session:1"][1]}
     for word, rid in found.items():
         assert [h.id for h in store.recall(word, mode="keyword", now=NOW).hits][:1] == [rid]
 

@@ -231,6 +231,7 @@ def test_cli_recall_json_explain_and_batch(gm, store_path: Path, tmp_path: Path)
     assert gm("rebuild").code == 0
     status = json.loads(gm("status", "--json").out)
     assert status["index"]["state"] == "current"
+    assert status["index"]["keyword_leftovers"] == {"records": 0.0, "sessions": 0.0}  # rebuilt
 
 
 def test_a_record_file_moved_by_hand_is_left_out_alike(

@@ -417,21 +417,83 @@ def test_a_write_that_finds_meta_json_not_its_searchers_lists_the_index_and_stay
     assert_same(results(index), results(rebuilt))
 
 
+def leftovers(tmp_path: Path) -> TextIndex:
+    """Ten holders of PAY-1423 in one segment, nine of them edited without a carry: nine
+    leftovers that tantivy still counts (N = 19, the identifier in all 19)."""
+    index = build(tmp_path, [doc(f"r{i}", "refund", f"see PAY-1423 step {i}") for i in range(10)])
+    edits = [doc(f"r{i}", "refund", f"PAY-1423 again {i}") for i in range(9)]
+    index.write(edits, [], budget=0, whole=1.0)
+    assert textcarry.ghosts(tmp_path / "ix") == 9
+    return index
+
+
 def test_leftovers_count_in_the_statistics_gitmem_computes_as_in_tantivys(
     tmp_path: Path,
 ) -> None:
-    index = build(tmp_path, [doc(f"r{i}", "refund", f"see PAY-1423 step {i}") for i in range(10)])
-    index.write([doc(f"r{i}", "refund", f"PAY-1423 again {i}") for i in range(9)], [], budget=0)
-    assert textcarry.ghosts(tmp_path / "ix") == 9
-    assert index.count() == 10
-    assert index._counted.num_docs == 19  # as tantivy's BM25 counts them
+    index = leftovers(tmp_path)
     ident = textquery.query_terms(index._counted, index._en, "PAY-1423")[0][0]
-    assert textquery.ident_score(index._counted, ident) == 3 * textquery.idf(19, 19) > 0
-    # Counted live, against 19 holders of the identifier, its idf was negative.
-    live = textcarry.Counted(index._counted.searcher, index.count())
-    assert textquery.ident_score(live, ident) < 0 < index.ceiling("PAY-1423")
+    searcher = index._main.searcher()
+    q = textindex.tantivy.Query.term_query(index._schema, "ident", ident, index_option="basic")
+    tantivys = float(searcher.search(q, 1).hits[0][0])  # BM25 with tantivy's own N
+    ours = textquery.idf(index._counted.doc_freq("ident", ident), index._counted.num_docs)
+    assert ours == pytest.approx(tantivys, rel=1e-5) and tantivys > 0  # float32
+    live = textquery.idf(index._counted.doc_freq("ident", ident), index.count())
+    assert live < 0  # counted live, as before: another figure than tantivy's
     hits = index.search("PAY-1423", 10)
-    assert len(hits) == 10 and all(h.score > 0 for h in hits)
+    assert len(hits) == 10 and all(h.score > 0 for h in hits) and index.ceiling("PAY-1423") > 0
+
+
+def test_a_commit_between_a_readers_reload_and_its_count_leaves_tantivys_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = leftovers(tmp_path)
+    ix = tmp_path / "ix"
+    reader = TextIndex.open(ix)
+    writer = TextIndex.open(ix)
+    real = textcarry.segments
+    edits = [doc("r0", "x", "y"), doc("new", "other", "unrelated")]
+    writing: list[int] = []
+
+    def committed_first(directory: Path) -> list[textcarry.Segment]:
+        # Another process commits after the reader's searcher was reloaded, before it
+        # reads meta.json: once an addition (the live count changes), once an edit.
+        if edits and not writing:
+            writing.append(1)
+            writer.write([edits.pop()], [], budget=0, whole=1.0)
+            writing.pop()
+        return real(directory)
+
+    index.reload()
+    before = index._counted.num_docs
+    assert before == 19
+    monkeypatch.setattr(textcarry, "segments", committed_first)
+    reader.reload()
+    assert reader._counted.num_docs == 19  # its searcher's, not meta.json's nor its live 10
+    reader.reload()  # the edit: live count unchanged, meta.json one document more
+    assert reader._counted.num_docs == 20
+    monkeypatch.undo()
+    ident = textquery.query_terms(reader._counted, reader._en, "PAY-1423")[0][0]
+    assert textquery.ident_score(reader._counted, ident) > 0
+    assert all(h.score > 0 for h in reader.search("PAY-1423", 10))
+    reader.reload()
+    assert reader._counted.num_docs == 21
+
+
+def test_a_write_past_the_whole_share_rewrites_the_index_as_a_rebuild_would(
+    tmp_path: Path,
+) -> None:
+    docs = corpus(100)
+    index = build(tmp_path, docs)
+    ix = tmp_path / "ix"
+    edited = [doc(d.id, "edited words") for d in docs[:8]]
+    assert index.write(edited[:4], [], budget=0, whole=0.05) == 0  # 4 of 104: under 5 %
+    assert textcarry.ghosts(ix) == 4
+    assert textcarry.share(ix) == pytest.approx(4 / 104)
+    assert index.write(edited[4:], [], budget=0, whole=0.05) == 96  # 8 of 108: past it
+    assert textcarry.ghosts(ix) == 0 and textcarry.share(ix) == 0.0
+    rebuilt = build(tmp_path, [*edited, *docs[8:]], "rebuilt")
+    assert index.ids() == rebuilt.ids()
+    assert_same(results(index), results(rebuilt))
 
 
 def test_the_budget_counts_documents_read_deleted_ones_too() -> None:
@@ -451,7 +513,7 @@ def test_a_segment_list_that_is_not_the_searchers_is_found_out(tmp_path: Path) -
     docs = corpus(60)
     index = build(tmp_path, docs[:30])
     index.write(docs[30:], [])
-    index.write([doc(docs[0].id, "edited")], [], budget=0)
+    index.write([doc(docs[0].id, "edited")], [], budget=0, whole=1.0)
     searcher = index._main.searcher()
     found = textcarry.segments(tmp_path / "ix")
     match = functools.partial(textindex._matching, index._main, searcher)
@@ -460,6 +522,54 @@ def test_a_segment_list_that_is_not_the_searchers_is_found_out(tmp_path: Path) -
     assert live is not None and len(live) == 60
     wrong = [replace(s, deleted=s.deleted + 1) if s.deleted else s for s in found]
     assert textcarry.live(searcher, textindex.tantivy.DocAddress, wrong, ords, match) is None
+
+
+@pytest.mark.parametrize(
+    "skew",
+    [
+        lambda s: [*s, textcarry.Segment(len(s), 5, 1)],  # a later commit's segment more
+        lambda s: [replace(x, max_doc=x.max_doc + 5) for x in s],  # merged since, bigger
+        lambda s: [replace(x, max_doc=x.max_doc - 1) for x in s],  # smaller
+    ],
+    ids=["one-segment-more", "bigger", "smaller"],
+)
+def test_a_segment_list_of_another_shape_is_found_out_before_any_document_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skew: object
+) -> None:
+    docs = corpus(60)
+    index = build(tmp_path, docs[:30])
+    index.write(docs[30:], [])
+    index.write([doc(docs[0].id, "edited")], [], budget=0, whole=1.0)
+    searcher = index._main.searcher()
+    wrong = skew(textcarry.segments(tmp_path / "ix"))  # type: ignore[operator]
+    match = functools.partial(textindex._matching, index._main, searcher)
+    ords = [s.ord for s in wrong if s.ord < searcher.num_segments]
+    address = textindex.tantivy.DocAddress
+    assert textcarry.live(searcher, address, wrong, ords, match) is None
+    real = textcarry.segments
+    monkeypatch.setattr(textcarry, "segments", lambda d: skew(real(d)))  # type: ignore[operator]
+    assert textcarry.counted(searcher, tmp_path / "ix", address).num_docs == 61
+    index.write([doc(docs[1].id, "edited")], [])  # lists the index: exact, no panic
+    monkeypatch.undo()
+    assert textcarry.ghosts(tmp_path / "ix") == 0
+    rebuilt = build(tmp_path, [doc(d.id, "edited") for d in docs[:2]] + docs[2:], "rebuilt")
+    assert_same(results(index), results(rebuilt))
+
+
+def test_a_segments_size_is_found_by_probing_its_deleted_last_document_too(
+    tmp_path: Path,
+) -> None:
+    index = build(tmp_path, corpus(5))
+    index.write([doc("x", "other")], [])
+    index.write([], ["r0004"], budget=0, whole=1.0)  # the first segment's last document
+    searcher = index._main.searcher()
+    found = textcarry.segments(tmp_path / "ix")
+    address = textindex.tantivy.DocAddress
+    assert sorted((s.max_doc, s.deleted) for s in found) == [(1, 0), (5, 1)]
+    assert textcarry.fits(searcher, address, found)
+    probed = [textcarry._probed(searcher, address, o) for o in range(2)]
+    assert probed == [s.max_doc for s in found]
+    assert index._counted.num_docs == 6
 
 
 def test_cjk_records_are_found_by_cjk_queries(tmp_path: Path) -> None:

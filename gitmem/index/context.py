@@ -26,7 +26,15 @@ from gitmem.index.textindex import TextIndex
 if TYPE_CHECKING:
     from gitmem.store.record import Record
 
-__all__ = ["SOURCES", "SOURCE_CARRY", "filling", "open_parts", "rewrite", "source_prior"]
+__all__ = [
+    "SOURCES",
+    "SOURCE_CARRY",
+    "SOURCE_WHOLE",
+    "filling",
+    "open_parts",
+    "rewrite",
+    "source_prior",
+]
 
 SOURCES = "sources"
 SOURCES_DEPTH = 100  # sources whose documents a recall's prior scores
@@ -35,6 +43,10 @@ _SPILL = "documents.spill"  # a full build's documents, waiting for every record
 # (gitmem.index.textcarry): a source's document holds a whole session's text, ~25 records'
 # at 100k, so a tenth of the records' budget reads about as much.
 SOURCE_CARRY = 200
+# The sessions' index's leftovers' share past which a catch-up rewrites it whole: lower than
+# the records' (textindex.WHOLE), as a common word is in nearly every session, so its idf
+# moves most with leftovers, and the index is small (~4,000 documents at 100k records).
+SOURCE_WHOLE = 0.05
 
 
 def open_parts(root: Path) -> tuple[Neighbours, TextIndex]:
@@ -141,6 +153,7 @@ def rewrite(
             [_source_doc(s, body) for s, body in made if body],
             [s for s, body in made if not body],
             SOURCE_CARRY,
+            SOURCE_WHOLE,
         )
         facts.commit()
     finally:

@@ -18,11 +18,12 @@ request. So `write` purges them by carrying, in the same commit, segments that h
 (their survivors deleted and added again; an emptied segment is dropped): at most `budget`
 documents read a write, the segments with the most leftovers per document first
 (gitmem.index.textcarry). An edit in a small segment leaves the index equal, score for score,
-to a rebuild; one in a big old segment leaves a leftover there until tantivy merges that
-segment or the index is rebuilt, and until then scores drift from a rebuild's (docs/search.md
-says how far). Survivors' text comes from `source/`, an index that only stores records, so
-hits stay cheap to fetch. Scores are float32 sums; tests find them bit-identical, but
-tantivy's top-k pruning may add terms in another order, so count on ~1e-7.
+to a rebuild; one in a big old segment leaves a leftover there, and scores drift from a
+rebuild's, until tantivy merges that segment or leftovers pass `whole` (default `WHOLE`) of
+the index, when the write rewrites it whole (docs/search.md says how far). Survivors' text
+comes from `source/`, an index that only stores records, so hits stay cheap to fetch. Scores
+are float32 sums; tests find them bit-identical, but tantivy's top-k pruning may add terms in
+another order, so count on ~1e-7.
 
 Concurrency: commits appear atomically (tantivy swaps meta.json) to readers that `reload`. A
 second writer waits `_LOCK_WAIT` seconds for tantivy's lock, then raises `TextIndexBusy`. The
@@ -51,6 +52,7 @@ __all__ = ["TextDoc", "TextHit", "TextIndex", "TextIndexBusy", "TextIndexCorrupt
 
 _TERM_SET_MAX = 3000  # `allowed` sets up to this size filter inside tantivy, larger ones after
 CARRY = 2000  # documents a write reads, at most, to purge the deleted ones (textcarry)
+WHOLE = 0.10  # leftovers' share of the index past which a write rewrites all of it (textcarry)
 _LOCK_WAIT = 2.0
 _BIG_BATCH = 5000  # a write adding more documents gets a second indexing thread
 
@@ -69,7 +71,7 @@ class TextIndex:
         main.register_tokenizer(textdoc.WORDS, words)
         main.config_reader("manual")
         source.config_reader("manual")
-        self._counted = textcarry.counted(main.searcher(), directory)
+        self._counted = textcarry.counted(main.searcher(), directory, tantivy.DocAddress)
 
     @classmethod
     def create(cls, directory: Path) -> TextIndex:
@@ -97,7 +99,9 @@ class TextIndex:
             raise TextIndexCorrupt(
                 f"cannot reload the text index in {self._directory}", ""
             ) from err
-        self._counted = textcarry.counted(self._main.searcher(), self._directory)
+        self._counted = textcarry.counted(
+            self._main.searcher(), self._directory, tantivy.DocAddress
+        )
 
     def count(self) -> int:
         return int(self._main.searcher().num_docs)
@@ -108,11 +112,16 @@ class TextIndex:
         return dict(texthits.id_blob(searcher.doc(address)) for address in _every(searcher))
 
     def write(
-        self, add: Sequence[TextDoc], delete_ids: Sequence[str], budget: int | None = None
+        self,
+        add: Sequence[TextDoc],
+        delete_ids: Sequence[str],
+        budget: int | None = None,
+        whole: float | None = None,
     ) -> int:
         """One commit: drop `delete_ids` and every id in `add`, then add `add` (last one wins),
         carrying segments of at most `budget` (default `CARRY`) documents in all to purge deleted
-        ones (see Determinism). Returns how many documents it carried."""
+        ones, or every document if the leftovers would otherwise pass `whole` (default `WHOLE`) of
+        the documents tantivy counts (see Determinism). Returns how many documents it carried."""
         latest = {doc.id: doc for doc in add}
         doomed = set(delete_ids) | latest.keys()
         if not doomed:
@@ -123,7 +132,9 @@ class TextIndex:
         try:
             self._main.reload()
             self._source.reload()
-            carry = self._carry(doomed, CARRY if budget is None else budget)
+            carry = self._carry(
+                doomed, CARRY if budget is None else budget, WHOLE if whole is None else whole
+            )
             threads = 2 if len(carry) + len(latest) > _BIG_BATCH else 1
             main = _writer(self._main, self._directory, threads, 40_000_000 * threads)
             with _committing(source, main):
@@ -288,9 +299,10 @@ class TextIndex:
         term = tantivy.Query.term_query(self._schema, "ident", ident, index_option="basic")
         return tantivy.Query.const_score_query(term, textquery.ident_score(counted, ident))
 
-    def _carry(self, doomed: set[str], budget: int) -> list[TextDoc]:
+    def _carry(self, doomed: set[str], budget: int, whole: float) -> list[TextDoc]:
         """Live records to rewrite so that deleted documents leave the statistics, within
-        `budget` (gitmem.index.textcarry): found without listing the index."""
+        `budget`, or all of them past `whole` (gitmem.index.textcarry): found without listing
+        the index."""
         searcher = self._main.searcher()
         hits = _matching(self._main, searcher, doomed)
         found = textcarry.segments(self._directory)
@@ -298,6 +310,8 @@ class TextIndex:
         for address in hits:
             losing[address.segment_ord] = losing.get(address.segment_ord, 0) + 1
         chosen = textcarry.choose(found, losing, budget)
+        if textcarry.past(found, losing, chosen, whole):
+            chosen = [s.ord for s in found]
         if not chosen:
             return []
         match = functools.partial(_matching, self._main, searcher)

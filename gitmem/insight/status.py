@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.index import verify
+from gitmem.index import textcarry, verify
 from gitmem.index.catalog import DB_ERRORS, Catalog, CatalogCorrupt
+from gitmem.index.textdoc import TextIndexCorrupt
 from gitmem.store.reader import RECORDS_DIR
 
 if TYPE_CHECKING:
@@ -107,11 +109,24 @@ def _index_state(store: Store, head: str | None) -> dict[str, Any]:
             "vectors": catalog.live_rows(),
             "model": catalog.meta("model") or None,
             "bytes": size,
+            "keyword_leftovers": _leftovers(root),
         }
     except _UNREADABLE as exc:  # a damaged page, met by one of the counts
         return {"state": "damaged", "damage": [f"catalog: {exc}"], "commit": None}
     finally:
         catalog.close()
+
+
+def _leftovers(root: Path) -> dict[str, float | None]:
+    """Each keyword index's deleted documents that BM25 still counts, as a share of those it
+    counts (docs/search.md: a write rewrites the index whole past a bound); None: no index."""
+    shares: dict[str, float | None] = {}
+    for name, directory in (("records", "text"), ("sessions", "sources")):
+        try:
+            shares[name] = round(textcarry.share(root / directory), 4)
+        except TextIndexCorrupt:
+            shares[name] = None
+    return shares
 
 
 def diagnose(store: Store) -> dict[str, Any]:
