@@ -26,16 +26,7 @@ from typing import Any
 
 from gitmem.index.verify import crc32
 
-__all__ = [
-    "FIELDS",
-    "Stamp",
-    "describing",
-    "identity",
-    "newer",
-    "older",
-    "read_stamp",
-    "version_of",
-]
+__all__ = ["FIELDS", "Stamp", "describing", "identity", "newer", "read_stamp"]
 
 _VERSION = 4  # 2: the graph file's size and CRC-32; 3: its inode and mtime too; 4: int8
 # storage with 24 links (gitmem.index.ann): a float16 graph searched at the narrower
@@ -86,29 +77,17 @@ def read_stamp(path: Path) -> Stamp | None:
         return None
 
 
-def version_of(path: Path) -> int | None:
-    """The version the stamp at `path` was written in (this code's is `_VERSION`): an older
-    one's graph is built again, a newer one's is left alone for the newer gitmem that made it
-    (two installs sharing a store, e.g. an MCP server started before an upgrade, would
-    otherwise delete each other's graphs on every write). None when there is no readable
-    stamp."""
+def newer(path: Path) -> bool:
+    """Whether the stamp at `path` was written by a newer gitmem than this one (its version
+    above `_VERSION`): that graph is left alone for the install that made it, where an older
+    one's is built again (two installs sharing a store, e.g. an MCP server started before an
+    upgrade, would otherwise delete each other's graphs on every write). False when there is
+    no readable stamp."""
     try:
         version = json.loads(path.read_text()).get("version")
     except (OSError, ValueError, AttributeError):
-        return None
-    return version if isinstance(version, int) and not isinstance(version, bool) else None
-
-
-def older(path: Path) -> bool:
-    """Whether the stamp at `path` is of an older version than this code's."""
-    version = version_of(path)
-    return version is not None and version < _VERSION
-
-
-def newer(path: Path) -> bool:
-    """Whether the stamp at `path` is of a newer version than this code's."""
-    version = version_of(path)
-    return version is not None and version > _VERSION
+        return False
+    return isinstance(version, int) and not isinstance(version, bool) and version > _VERSION
 
 
 def _saved(values: list[int]) -> Saved:

@@ -68,10 +68,8 @@ def pairs(
             yield path, _side(a), _side(b)
 
 
-def _entries(data: bytes | None) -> set[bytes] | None:
+def _entries(data: bytes) -> set[bytes] | None:
     """A tree object's entries, each as its bytes; None if they are not all well formed."""
-    if data is None:
-        return None
     found = _ENTRY.findall(data)
     return set(found) if sum(map(len, found)) == len(data) else None
 
