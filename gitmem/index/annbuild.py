@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from gitmem.atomic import replace_file
 from gitmem.detach import start_detached
 from gitmem.index import ann
-from gitmem.index.catalog import VECTORS, Catalog, CatalogCorrupt
+from gitmem.index.catalog import Catalog, CatalogCorrupt
 from gitmem.index.opening import same_generation
 from gitmem.store.lock import cache_lock
 
@@ -288,14 +288,14 @@ def _build(root: Path, catalog: Catalog, generation: int, dim: int) -> str:
     try:
         matrix = VectorFile(root / name, dim).matrix(rows)
     except (OSError, ValueError):  # gone or short: a compaction renamed it since the facts?
-        if current() and (catalog.meta("vectors") or VECTORS) == name:
+        if current() and catalog.vectors_name() == name:
             raise
         raise ann.Stale(name) from None
     prepared = ann.prepare(root, name, matrix, facts.dead, threads=THREADS, current=current)
     if prepared is None:
         return f"the vector graph covers all {rows} rows"
     with cache_lock(root.parent / "index.lock", _INDEX_LOCK_TIMEOUT, "the search index"):
-        if not (current() and (catalog.meta("vectors") or VECTORS) == name):
+        if not (current() and catalog.vectors_name() == name):
             prepared.temporary.unlink(missing_ok=True)
             return _MEANWHILE
         if not ann.install(root, prepared):

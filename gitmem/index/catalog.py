@@ -100,6 +100,10 @@ class Catalog(CatalogReads):
             raise CatalogCorrupt(str(exc)) from exc
         return None if row is None else str(row[0])
 
+    def vectors_name(self) -> str:
+        """The vector file's name: `VECTORS` until a compaction names another."""
+        return self.meta("vectors") or VECTORS
+
     @_one_at_a_time
     def set_meta(self, values: dict[str, str]) -> None:
         self._db.executemany(
@@ -227,7 +231,7 @@ class Catalog(CatalogReads):
         """What row facts are written for: the commit and the vector file as the catalog
         names them in the same transaction. An older gitmem writing to this catalog moves
         one or the other without rewriting the facts, which are then not trusted."""
-        return f"{self.meta('commit') or ''}\x1f{self.meta('vectors') or VECTORS}"
+        return f"{self.meta('commit') or ''}\x1f{self.vectors_name()}"
 
     def _stored_facts(self) -> RowFacts | None:
         try:
@@ -274,7 +278,7 @@ class Catalog(CatalogReads):
             raise CatalogCorrupt(str(exc)) from exc
         try:
             facts = self._stored_facts()
-            vectors, rows = self.meta("vectors") or VECTORS, self.next_row()
+            vectors, rows = self.vectors_name(), self.next_row()
         finally:
             self._db.execute("COMMIT")
         return None if facts is None else StoredFacts(facts, vectors, rows)

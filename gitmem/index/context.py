@@ -33,6 +33,7 @@ __all__ = [
     "filling",
     "open_parts",
     "rewrite",
+    "source_doc",
     "source_prior",
 ]
 
@@ -114,9 +115,7 @@ def filling(
                 add([with_context(t, context_of(t[0]["id"])) for t in texts], first)
         sources = TextIndex.create(_fresh(root / SOURCES))
         with sources.filling() as put:
-            put(
-                [text_fields(_source_doc(s, facts.source_text(s))) for s in facts.all_sources()], -1
-            )
+            put([text_fields(source_doc(s, facts.source_text(s))) for s in facts.all_sources()], -1)
         facts.commit()
     finally:
         facts.close()
@@ -150,7 +149,7 @@ def rewrite(
         text.write(docs, sorted(removed))
         made = [(s, facts.source_text(s)) for s in sorted(sources)]
         TextIndex.open(root / SOURCES).write(
-            [_source_doc(s, body) for s, body in made if body],
+            [source_doc(s, body) for s, body in made if body],
             [s for s, body in made if not body],
             SOURCE_CARRY,
             SOURCE_WHOLE,
@@ -160,9 +159,12 @@ def rewrite(
         facts.close()
 
 
-def _source_doc(source: str, body: str) -> TextDoc:
+def source_doc(name: str, body: str, key: int = -1) -> TextDoc:
+    """A session's document in the sources' index: its whole text, named `name`, the text's
+    SHA-1 standing in a blob's place (the time-travel cache's span index keeps the same
+    documents, keyed by span: gitmem.recall.replay)."""
     blob = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()
-    return TextDoc(source, blob, "", "", body, (), "source")
+    return TextDoc(name, blob, "", "", body, (), "source", key)
 
 
 def _fresh(directory: Path) -> Path:

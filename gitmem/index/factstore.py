@@ -108,9 +108,7 @@ def chunk_facts(db: Any, n: int, rows: int) -> RowFacts | None:
     names = {chunk_part(name, n): name for name in PART_NAMES}
     query = f"SELECT part, data FROM row_fact_chunks WHERE part IN ({','.join('?' * len(names))})"
     found = {names[str(part)]: data for part, data in db.execute(query, list(names))}
-    facts = (
-        RowFacts.from_bytes(found) if all(isinstance(d, bytes) for d in found.values()) else None
-    )
+    facts = RowFacts.from_bytes(found)  # None for a part that is not bytes (damage)
     return (
         facts
         if facts is not None
@@ -133,9 +131,7 @@ def read(db: Any, catalogs: str) -> RowFacts | None:
     chunks = {
         str(name): data for name, data in db.execute("SELECT part, data FROM row_fact_chunks")
     }
-    if not all(isinstance(data, bytes) for data in chunks.values()):
-        return None
-    return RowFacts.from_chunks(chunks, rows)
+    return RowFacts.from_chunks(chunks, rows)  # None for a part that is not bytes (damage)
 
 
 def write(db: Any, catalogs: str, facts: RowFacts | FactChunks) -> None:

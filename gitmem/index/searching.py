@@ -53,7 +53,7 @@ class Searching:
 
         name = VECTORS
         if root is None and self._catalog is not None:
-            name = self._catalog.meta("vectors") or name
+            name = self._catalog.vectors_name()
         return VectorFile((root or self.root) / name, self.model.dim)
 
     def allowed(self, flt: Filter) -> frozenset[str] | None:

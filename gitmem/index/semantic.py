@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem.index.catalog import VECTORS, Catalog
+from gitmem.index.catalog import Catalog
 from gitmem.index.entries import Entry, Filter
 from gitmem.index.rowfacts import StoredFacts
 from gitmem.index.rowviews import AskedRows, FactsView
@@ -126,7 +126,7 @@ class SemanticHalf:
         # file, once; a second one in between answers nothing, as a swapped build does.
         for _ in range(2):
             found = self._ranked(q, n, flt, without_numpy=without_numpy)
-            if found is None or (self._catalog.meta("vectors") or VECTORS) == self._matrix_name:
+            if found is None or self._catalog.vectors_name() == self._matrix_name:
                 return found or []
         return []
 
@@ -176,7 +176,7 @@ class SemanticHalf:
         index that recalls once (gitmem.index.index.Index.rank_without_numpy) while numpy is
         not loaded; None where it cannot answer (no such BLAS, no row facts, a model it
         cannot read without numpy, a damaged vector file): then numpy's path answers."""
-        if self._graph_named(self._catalog.meta("vectors") or VECTORS):
+        if self._graph_named(self._catalog.vectors_name()):
             return None  # a graph ranks a large index (gitmem.index.ann): numpy's path
         from gitmem.index import literank
 
@@ -321,7 +321,7 @@ class SemanticHalf:
             try:
                 return self._mapped(vectors)
             except (IndexDamaged, ValueError, OSError):
-                if (self._catalog.meta("vectors") or VECTORS) == vectors.path.name:
+                if self._catalog.vectors_name() == vectors.path.name:
                     raise
         return None
 

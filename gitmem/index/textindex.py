@@ -199,20 +199,13 @@ class TextIndex:
         q = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])
         if allowed is not None and len(allowed) <= _TERM_SET_MAX:
             # A small set filters inside tantivy; a large one filters fetched hits.
-            only = tantivy.Query.term_set_query(self._schema, "id", sorted(allowed))
-            must = tantivy.Occur.Must
-            q = tantivy.Query.boolean_query(
-                [(must, tantivy.Query.const_score_query(only, 0.0)), (must, q)]
-            )
+            q = _within(tantivy.Query.term_set_query(self._schema, "id", sorted(allowed)), q)
             allowed = None
         if below is not None:
             keys = tantivy.Query.range_query(
                 self._schema, "key", tantivy.FieldType.Integer, -1, below, False, False
             )
-            must = tantivy.Occur.Must
-            q = tantivy.Query.boolean_query(
-                [(must, tantivy.Query.const_score_query(keys, 0.0)), (must, q)]
-            )
+            q = _within(keys, q)
         try:
             if resolve is not None:
                 with contextlib.suppress(texthits.Unkeyed):
@@ -317,7 +310,8 @@ class TextIndex:
         match = functools.partial(_matching, self._main, searcher)
         addresses = textcarry.live(searcher, tantivy.DocAddress, found, chosen, match)
         if addresses is None:  # meta.json is not the searcher's: list the index, slow but right
-            addresses = [a for a in _every(searcher) if a.segment_ord in set(chosen)]
+            wanted = set(chosen)
+            addresses = [a for a in _every(searcher) if a.segment_ord in wanted]
         return self._written(searcher, addresses, doomed)
 
 
@@ -388,6 +382,14 @@ def _writer(index: tantivy.Index, directory: Path, threads: int, heap: int) -> t
                     " retry when it is done"
                 ) from err
             time.sleep(0.05)
+
+
+def _within(only: tantivy.Query, q: tantivy.Query) -> tantivy.Query:
+    """`q`, its hits limited to those of `only` (a filter: scored 0, so scores are `q`'s)."""
+    must = tantivy.Occur.Must
+    return tantivy.Query.boolean_query(
+        [(must, tantivy.Query.const_score_query(only, 0.0)), (must, q)]
+    )
 
 
 def _every(searcher: tantivy.Searcher) -> list[tantivy.DocAddress]:

@@ -155,7 +155,7 @@ def check(root: Path, dim: int | None) -> list[str]:
     """The full check of the index under `root` (`gitmem doctor`): SQLite's page check of
     the catalog, every file's checksum (`full`), the keyword index's open, and, with a model
     of `dim` dimensions, whether the vector file holds every row the catalog names."""
-    from gitmem.index.catalog import DB_ERRORS, VECTORS, Catalog, CatalogCorrupt
+    from gitmem.index.catalog import DB_ERRORS, Catalog, CatalogCorrupt
     from gitmem.index.textindex import TextIndex, TextIndexCorrupt
 
     unreadable: tuple[type[Exception], ...] = (CatalogCorrupt, *DB_ERRORS)
@@ -169,7 +169,7 @@ def check(root: Path, dim: int | None) -> list[str]:
             return problems
         problems = full(root, catalog.meta(MANIFEST))
         if dim is not None:
-            name = catalog.meta("vectors") or VECTORS
+            name = catalog.vectors_name()
             try:
                 have = os.stat(root / name).st_size // (dim * 4)
             except FileNotFoundError:

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gitmem.index.context import source_doc
 from gitmem.index.entries import SUPERSEDED
 from gitmem.index.neighbours import Neighbours
 from gitmem.index.textdoc import TextFields, keyed_fields, text_fields, with_context
-from gitmem.index.textindex import TextDoc
 from gitmem.recall.timeline import Timeline
 from gitmem.recall.timelinedb import Connection, chunks, marks, rows_of
 from gitmem.recall.versions import Made
@@ -130,8 +130,7 @@ class Replay:
             if body:
                 key = self._key("sources")
                 rows.append((key, name, digest, t))
-                doc = TextDoc(f"{name}@{key}", digest, "", "", body, (), "source", key)
-                docs.append(text_fields(doc))
+                docs.append(text_fields(source_doc(f"{name}@{key}", body, key)))
         self.db.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, NULL)", rows)
         self.add_source(docs, -1)
 

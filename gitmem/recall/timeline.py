@@ -317,7 +317,7 @@ class Timeline:
     def at_time(self, t: int) -> dict[str, Entry]:
         """Every record (superseded ones included) as it stood at effective time `t`: the
         latest event of each id at or before `t`; a deletion or an invalid version is absent."""
-        times, events = self._ordered()
+        times, events = self.events()
         latest: dict[str, tuple[str, str | None]] = {}
         for rid, path, blob in events[: bisect.bisect_right(times, t)]:
             latest[rid] = (path, blob)
@@ -325,7 +325,7 @@ class Timeline:
 
     def at_commit(self, oid: str) -> dict[str, Entry]:
         """Every record in a commit's own tree."""
-        self._ordered()
+        self.events()
         files = self.store.repo.files(oid, RECORDS_DIR)
         return self._known((path, blob) for path, blob in files if is_record(path))
 
@@ -333,11 +333,6 @@ class Timeline:
         """The entry of a valid version at its own path (what a view holds); None otherwise."""
         entry = None if blob is None else self._entries.get(blob)
         return entry if entry is not None and entry.path == path else None
-
-    def events(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
-        """Every event's effective time, and the events (id, path, blob or None), in the order
-        versions follow (read once per HEAD)."""
-        return self._ordered()
 
     def _known(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Entry]:
         """Entries of the (path, blob) pairs that hold a valid record at its own path."""
@@ -348,7 +343,9 @@ class Timeline:
                 out[entry.id] = entry
         return out
 
-    def _ordered(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
+    def events(self) -> tuple[list[int], list[tuple[str, str, str | None]]]:
+        """Every event's effective time, and the events (id, path, blob or None), in the order
+        versions follow (read once per HEAD)."""
         head = self.meta("head") or ""
         if self._log is None or self._log[0] != head:
             db = self._connection()
