@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["Moment", "PastIndex", "TimeTravel", "View"]
 
 _T = TypeVar("_T")
+# What a kept view or index is made for: HEAD, the timeline build opened, the moment (its time
+# and commit), and which kind it is.
+_Key = tuple[str, int, datetime, str | None, str]
 _KEEP = 8  # views and rankers kept in memory: a session asks about one or two moments at a time
 
 
@@ -72,7 +75,7 @@ class TimeTravel:
         self.store = store
         same = head is not None and model is not None and head.model_name == model.name
         self.timeline = Timeline(store, model, head.vectors_of if same and head else None)
-        self._views: OrderedDict[tuple[object, ...], object] = OrderedDict()
+        self._views: OrderedDict[_Key, object] = OrderedDict()
         self._versions = Versions(self.timeline.made)  # shared by the views' keyword indexes
         self._spans: Spans | None = None
 
@@ -121,11 +124,11 @@ class TimeTravel:
 
     def view(self, moment: Moment) -> View:
         """Every record as it stood at `moment` (what list, read and diff show)."""
-        found = self._cached(moment, "view")
+        key, found = self._cached(moment, "view")
         if isinstance(found, View):
             return found
         timeline = self.timeline
-        head, t = timeline.meta("head") or "", int(moment.time.timestamp())
+        head, t = key[0], int(moment.time.timestamp())
         span = timeline.span()
         if moment.commit is not None:
             entries, present = timeline.at_commit(moment.commit), moment.commit == head
@@ -137,35 +140,33 @@ class TimeTravel:
             entries, present = timeline.at_time(t), False
         notes = _before(moment, span)
         view = View(moment, entries, present, notes, {e.blob: rid for rid, e in entries.items()})
-        return self._keep(moment, "view", view)
+        return self._keep(key, view)
 
     def _past(self, moment: Moment) -> PastIndex | MomentIndex:
         """What recall ranks from: at a moment between the store's first commit and HEAD's
         written time, the span index searched then (nothing read per record of the view);
         otherwise (a commit, the present, before the store) the view, with its own index."""
-        found = self._cached(moment, "recall")
+        key, found = self._cached(moment, "recall")
         if isinstance(found, PastIndex | MomentIndex):
             return found
         span = self.timeline.span()
         t = int(moment.time.timestamp())
         if moment.commit is None and span is not None and span[0] <= t < span[1]:
-            return self._keep(moment, "recall", MomentIndex(self.timeline, self.spans, t))
-        return self._keep(
-            moment, "recall", PastIndex(self.timeline, self.view(moment), self._versions)
-        )
+            return self._keep(key, MomentIndex(self.timeline, self.spans, t))
+        return self._keep(key, PastIndex(self.timeline, self.view(moment), self._versions))
 
-    def _cached(self, moment: Moment, kind: str) -> object:
+    def _cached(self, moment: Moment, kind: str) -> tuple[_Key, object]:
+        """The key of `kind` made at `moment` for the timeline as caught up now (HEAD, the
+        build opened), and what is kept under it (None: nothing)."""
         timeline = self.timeline
         timeline.ensure_current()
         key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
         found = self._views.get(key)
         if found is not None:
             self._views.move_to_end(key)
-        return found
+        return key, found
 
-    def _keep(self, moment: Moment, kind: str, made: _T) -> _T:
-        timeline = self.timeline
-        key = (timeline.meta("head") or "", timeline.opened, moment.time, moment.commit, kind)
+    def _keep(self, key: _Key, made: _T) -> _T:
         self._views[key] = made
         if len(self._views) > _KEEP:
             # Dropped, not closed: another thread (the MCP server's) may still be searching
