@@ -217,8 +217,7 @@ class Catalog(CatalogReads):
         """Chunk `n`'s stored facts, numbered from 0, or (damaged after all) the tables'."""
         facts = factstore.chunk_facts(self._db, n, rows)
         if facts is None:
-            size = rowfacts.CHUNK_ROWS
-            count = min(size, rows - n * size)
+            size, count = rowfacts.CHUNK_ROWS, rowfacts.chunk_rows(rows, n)
             facts = self._computed(n * size, (n + 1) * size)
             if len(facts) < count:
                 facts.put(count - 1, -1, 0, 0.0, False, "")

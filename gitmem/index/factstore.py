@@ -62,10 +62,6 @@ def chunked_rows(db: Any, catalogs: str) -> int | None:
     return None if rows is None or rows == _WHOLE else rows
 
 
-def _chunk_count(rows: int) -> int:
-    return -(-rows // rowfacts.CHUNK_ROWS)
-
-
 def _item(data: bytes) -> int:
     return int.from_bytes(data, "little", signed=True)
 
@@ -90,10 +86,10 @@ def sound(db: Any, rows: int) -> bool:
         if not isinstance(first, bytes) or not isinstance(last, bytes):  # an empty blob's: NULL
             return False
         ends[str(part)] = (_item(first), _item(last))
-    if len(found) != _chunk_count(rows) * len(PART_NAMES):
+    if len(found) != rowfacts.chunk_count(rows) * len(PART_NAMES):
         return False
-    for n in range(_chunk_count(rows)):
-        count = min(rowfacts.CHUNK_ROWS, rows - n * rowfacts.CHUNK_ROWS)
+    for n in range(rowfacts.chunk_count(rows)):
+        count = rowfacts.chunk_rows(rows, n)
         first, last = ends.get(chunk_part("id_ends", n), (-1, -1))
         if first < 0 or found.get(chunk_part("ids", n)) != last:
             return False
@@ -109,12 +105,7 @@ def chunk_facts(db: Any, n: int, rows: int) -> RowFacts | None:
     query = f"SELECT part, data FROM row_fact_chunks WHERE part IN ({','.join('?' * len(names))})"
     found = {names[str(part)]: data for part, data in db.execute(query, list(names))}
     facts = RowFacts.from_bytes(found)  # None for a part that is not bytes (damage)
-    return (
-        facts
-        if facts is not None
-        and len(facts) == min(rowfacts.CHUNK_ROWS, rows - n * rowfacts.CHUNK_ROWS)
-        else None
-    )
+    return facts if facts is not None and len(facts) == rowfacts.chunk_rows(rows, n) else None
 
 
 def read(db: Any, catalogs: str) -> RowFacts | None:

@@ -17,13 +17,31 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-__all__ = ["CHUNK_ROWS", "FactChunks", "RowFacts", "StoredFacts", "chunk_part"]
+__all__ = [
+    "CHUNK_ROWS",
+    "FactChunks",
+    "RowFacts",
+    "StoredFacts",
+    "chunk_count",
+    "chunk_part",
+    "chunk_rows",
+]
 CHUNK_ROWS = 1024  # rows a chunk holds (each but the last exactly as many)
 # The ids: each row's record id (UTF-8), one after another in one part, and where each ends.
 _ID_TEXT, _ID_ENDS = "ids", "id_ends"
 _FACT_TYPES = {"key": "q", "updated": "q", "weight": "d", "superseded": "b"}  # array typecodes
 PART_NAMES = (*_FACT_TYPES, _ID_TEXT, _ID_ENDS)
 _DEAD = (-1, 0, 0.0, False, "")  # a dead row's facts (key, updated, weight, superseded, id)
+
+
+def chunk_count(rows: int) -> int:
+    """How many chunks of CHUNK_ROWS rows hold `rows` rows."""
+    return -(-rows // CHUNK_ROWS)
+
+
+def chunk_rows(rows: int, chunk: int) -> int:
+    """The rows chunk `chunk` holds of `rows` in all (the last may be short)."""
+    return min(CHUNK_ROWS, rows - chunk * CHUNK_ROWS)
 
 
 def chunk_part(name: str, chunk: int) -> str:
@@ -103,16 +121,14 @@ class RowFacts:
         """The facts of `rows` rows from their chunks of CHUNK_ROWS rows (None: one chunk,
         however long), each part of chunk n named `chunk_part(name, n)` in `data`; None when
         one is missing or disagrees, or `data` holds others."""
-        count = 1 if rows is None else -(-rows // CHUNK_ROWS)
+        count = 1 if rows is None else chunk_count(rows)
         if len(data) != count * len(PART_NAMES):
             return None
         blocks, pieces = [], []
         for n in range(count):
             chunk = {name: data.get(chunk_part(name, n), b"") for name in PART_NAMES}
             held = _rows_of(chunk)
-            if held is None or (
-                rows is not None and held != min(CHUNK_ROWS, rows - n * CHUNK_ROWS)
-            ):
+            if held is None or (rows is not None and held != chunk_rows(rows, n)):
                 return None
             block = _id_block(chunk[_ID_TEXT], chunk[_ID_ENDS], held)
             if block is None:
